@@ -1,0 +1,159 @@
+# memtrace build.  Sources are found by wildcard: a new .c file in a module
+# folder is built without touching this file.
+#
+#   make            memtrace and memtrace-fs (target/memtrace, host-fs/memtrace-fs)
+#   make check      install missing packages, build, run every test
+#   make demo       install, build, trace a demo program, print its report
+#   make bench      benchmark table (see README)
+#   make fuzz       run every fuzzer for FUZZ_SECONDS each
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make ARCH=i386  32-bit build (gcc -m32);  CROSS_COMPILE=aarch64-linux-gnu-
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+SHARED_BENCH ?= ../shared/bench
+CROSS_COMPILE ?=
+HOST_ARCH := $(shell uname -m)
+
+ifeq ($(CROSS_COMPILE),)
+ARCH ?= $(HOST_ARCH)
+else
+ARCH ?= $(patsubst %-linux-gnu-,%,$(patsubst %-linux-gnueabihf-,arm,$(CROSS_COMPILE)))
+endif
+
+CC := $(CROSS_COMPILE)gcc
+CXX := $(CROSS_COMPILE)g++
+ARCH_CFLAGS :=
+ifeq ($(ARCH),i386)
+ARCH_CFLAGS := -m32
+endif
+
+OPT ?= -O2
+WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS ?= $(OPT) -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE $(CFLAGS)
+LDFLAGS ?=
+ALL_LDFLAGS := $(ARCH_CFLAGS) $(LDFLAGS)
+
+ifeq ($(SAN),1)
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ALL_LDFLAGS += -fsanitize=address,undefined
+endif
+
+ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c
+ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
+ARCH_SRCS_aarch64 := arch/aarch64.c
+ARCH_SRCS_arm := arch/arm.c
+ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
+
+SHARED_SRCS := $(wildcard shared/*.c)
+TARGET_SRCS := $(filter-out target/main.c,$(wildcard target/*.c target/*/*.c))
+LIB_SRCS := $(TARGET_SRCS) $(SHARED_SRCS) $(ARCH_SRCS)
+HOSTFS_SRCS := $(wildcard host-fs/*.c)
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(BUILD)/obj/%.o) $(SHARED_SRCS:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/target/main.o
+
+TARGET_LIBS := -lz -lpthread
+HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
+
+UNIT_SRCS := $(wildcard selftest/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:selftest/unit/%.c=$(BUILD)/unit/%)
+PROG_C := $(wildcard selftest/programs/*.c)
+PROG_CXX := $(wildcard selftest/programs/*.cpp)
+PROG_BINS := $(PROG_C:selftest/programs/%.c=$(BUILD)/selftest/%) \
+             $(PROG_CXX:selftest/programs/%.cpp=$(BUILD)/selftest/%)
+BENCH_BIN := $(BUILD)/bench/allocbench
+
+.PHONY: all deps check test demo bench fuzz install clean lint tests-build cross
+
+ifeq ($(CROSS_COMPILE),)
+all: target/memtrace host-fs/memtrace-fs
+else
+all: $(BUILD)/memtrace
+endif
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libmt.a: $(LIB_OBJS)
+	@rm -f $@
+	$(CROSS_COMPILE)ar rcs $@ $^
+
+$(BUILD)/memtrace: $(MAIN_OBJ) $(BUILD)/libmt.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TARGET_LIBS)
+
+$(BUILD)/memtrace-fs: $(HOSTFS_OBJS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HOSTFS_LIBS)
+
+target/memtrace: $(BUILD)/memtrace
+	cp $< $@
+
+host-fs/memtrace-fs: $(BUILD)/memtrace-fs
+	cp $< $@
+
+$(BUILD)/unit/%: selftest/unit/%.c $(BUILD)/libmt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS) -lelf
+
+# Programs with known allocation behaviour: built for gdb and valgrind to read.
+$(BUILD)/selftest/%: selftest/programs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O0 -fno-omit-frame-pointer $(ARCH_CFLAGS) -pthread -o $@ $< -ldl
+
+$(BUILD)/selftest/%: selftest/programs/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -g -O0 $(ARCH_CFLAGS) -pthread -o $@ $<
+
+$(BENCH_BIN): $(SHARED_BENCH)/allocbench.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g $(ARCH_CFLAGS) -pthread -o $@ $<
+
+tests-build: $(BUILD)/memtrace $(BUILD)/memtrace-fs $(UNIT_BINS) $(PROG_BINS) $(BENCH_BIN)
+
+deps:
+	@selftest/install-deps.sh
+
+# The test command of the README.  Unit tests and the tracer itself run with
+# AddressSanitizer and UBSan; the same suite then checks the release build
+# where it matters for speed.
+check: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 tests-build
+	$(MAKE) tests-build
+	MT_BUILD=build-asan MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh
+
+test: tests-build
+	MT_BUILD=$(BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh $(TESTS)
+
+demo: deps all $(BUILD)/selftest/demo
+	@echo '$$ target/memtrace $(BUILD)/selftest/demo'
+	@target/memtrace $(BUILD)/selftest/demo
+
+bench: deps all $(BENCH_BIN)
+	bench/run-bench.sh $(BUILD)
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	selftest/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
+	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
+
+cross:
+	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu-
+	$(MAKE) BUILD=build-arm CROSS_COMPILE=arm-linux-gnueabihf-
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 target/memtrace host-fs/memtrace-fs $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-* target/memtrace host-fs/memtrace-fs
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,142 @@
+/* The CPU seen by the tracer.  Everything that differs between x86_64, i386,
+ * arm and aarch64 is behind this interface; one arch/<cpu>.c implements it.
+ * The rest of memtrace never names a register. */
+#ifndef MT_ARCH_ARCH_H
+#define MT_ARCH_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#if defined(__x86_64__)
+#include <sys/user.h>
+#define ARCH_NAME "x86_64"
+#define ARCH_DWARF_NREGS 17       /* rax..r15 (0-15), return address (16) */
+#define ARCH_DWARF_SP 7
+#define ARCH_DWARF_FP 6
+#define ARCH_DWARF_RA 16
+#define ARCH_PTR_SIZE 8
+#define ARCH_STACK_REDZONE 128
+#define ARCH_BREAKPOINT_LEN 1
+typedef struct user_regs_struct arch_user_regs;
+#elif defined(__i386__)
+#include <sys/user.h>
+#define ARCH_NAME "i386"
+#define ARCH_DWARF_NREGS 9        /* eax..edi (0-7), eip (8) */
+#define ARCH_DWARF_SP 4
+#define ARCH_DWARF_FP 5
+#define ARCH_DWARF_RA 8
+#define ARCH_PTR_SIZE 4
+#define ARCH_STACK_REDZONE 0
+#define ARCH_BREAKPOINT_LEN 1
+typedef struct user_regs_struct arch_user_regs;
+#elif defined(__aarch64__)
+#include <asm/ptrace.h>
+#define ARCH_NAME "aarch64"
+#define ARCH_DWARF_NREGS 33       /* x0..x30 (0-30), sp (31), pc (32) */
+#define ARCH_DWARF_SP 31
+#define ARCH_DWARF_FP 29
+#define ARCH_DWARF_RA 30
+#define ARCH_PTR_SIZE 8
+#define ARCH_STACK_REDZONE 0
+#define ARCH_BREAKPOINT_LEN 4
+typedef struct user_pt_regs arch_user_regs;
+#elif defined(__arm__)
+#include <asm/ptrace.h>
+#define ARCH_NAME "arm"
+#define ARCH_DWARF_NREGS 16       /* r0..r15 */
+#define ARCH_DWARF_SP 13
+#define ARCH_DWARF_FP 11
+#define ARCH_DWARF_RA 14
+#define ARCH_PTR_SIZE 4
+#define ARCH_STACK_REDZONE 0
+#define ARCH_BREAKPOINT_LEN 4
+typedef struct pt_regs arch_user_regs;
+#else
+#error "memtrace: no arch/ support for this CPU"
+#endif
+
+/* The register file of one stopped thread, as ptrace gives it. */
+struct arch_regs {
+    arch_user_regs user;
+};
+
+/* DWARF-numbered registers, the unwinder's view.  Bit n of valid says r[n]
+ * is known. */
+struct unwind_regs {
+    uint64_t r[ARCH_DWARF_NREGS];
+    uint64_t valid;
+};
+
+int arch_get_regs(pid_t tid, struct arch_regs *regs);
+int arch_set_regs(pid_t tid, const struct arch_regs *regs);
+
+uint64_t arch_pc(const struct arch_regs *regs);
+void arch_set_pc(struct arch_regs *regs, uint64_t pc);
+uint64_t arch_sp(const struct arch_regs *regs);
+/* Integer argument n (0-based) of a function at its first instruction. */
+uint64_t arch_arg(const struct arch_regs *regs, int n);
+/* The integer return value at the caller's resumption point. */
+uint64_t arch_retval(const struct arch_regs *regs);
+
+/* The trap instruction and where the PC is reported after it traps. */
+extern const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN];
+/* PC of the breakpoint that made a thread stop with this PC. */
+uint64_t arch_breakpoint_addr_from_pc(uint64_t pc);
+
+/* Where the return address lives at a function's first instruction: on the
+ * stack (x86) or in a register (arm, aarch64). */
+struct arch_return_slot {
+    bool in_memory;
+    uint64_t addr;   /* stack address when in_memory */
+};
+struct arch_return_slot arch_return_slot_at_entry(const struct arch_regs *regs);
+/* Register variant: read and set the return-address register. */
+uint64_t arch_return_reg(const struct arch_regs *regs);
+void arch_set_return_reg(struct arch_regs *regs, uint64_t value);
+
+/* Registers in DWARF numbering, for the unwinder. */
+void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
+
+/* Displaced execution of the instruction a breakpoint covers, so that the
+ * breakpoint stays in place while other threads run.
+ *
+ * Given the original bytes at insn_addr, arch_displace plans how the stopped
+ * thread gets past them:
+ *   DISPLACE_EMULATE: set the PC to new_pc (an instruction with no effect but
+ *                     the PC, e.g. endbr64 or nop, or a direct jmp);
+ *   DISPLACE_OUT_OF_LINE: copy slot_bytes[0..slot_len) to slot_addr and set the
+ *                     PC to slot_addr; the copy ends by jumping back to the
+ *                     instruction after the original one;
+ *   DISPLACE_UNSUPPORTED: the caller must stop all threads, remove the
+ *                     breakpoint, single-step, and reinsert it.
+ * slot_addr is the scratch slot reserved for this breakpoint in the target. */
+enum displace_kind { DISPLACE_UNSUPPORTED, DISPLACE_EMULATE, DISPLACE_OUT_OF_LINE };
+
+#define ARCH_DISPLACE_SLOT_MAX 64
+#define ARCH_INSN_MAX 16
+
+struct displace_plan {
+    enum displace_kind kind;
+    unsigned insn_len;
+    uint64_t new_pc;                       /* DISPLACE_EMULATE */
+    uint8_t slot_bytes[ARCH_DISPLACE_SLOT_MAX];
+    unsigned slot_len;                     /* DISPLACE_OUT_OF_LINE */
+};
+
+struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
+                                   uint64_t slot_addr);
+
+/* A trap instruction (the return trampoline): the same as the breakpoint. */
+#define ARCH_TRAMPOLINE_LEN ARCH_BREAKPOINT_LEN
+
+/* Code for a one-off system call injected at a stopped thread's PC:
+ * arch_syscall_insn is written at the PC, the registers set by
+ * arch_setup_syscall, the thread continued until it traps at the end, and
+ * arch_retval read. */
+extern const uint8_t arch_syscall_insn[];
+extern const size_t arch_syscall_insn_len;
+void arch_setup_syscall(struct arch_regs *regs, uint64_t pc, long nr, const uint64_t args[6]);
+
+#endif

@@ -1,0 +1,111 @@
+/* x86_64: System V calling convention, int3 breakpoints, DWARF numbering of
+ * the psABI (rax=0 rdx=1 rcx=2 rbx=3 rsi=4 rdi=5 rbp=6 rsp=7 r8..r15=8..15,
+ * return address=16). */
+#if defined(__x86_64__)
+
+#include "arch/arch.h"
+
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include "arch/x86_insn.h"
+
+const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN] = {0xcc};
+/* syscall; int3 */
+const uint8_t arch_syscall_insn[] = {0x0f, 0x05, 0xcc};
+const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
+
+int arch_get_regs(pid_t tid, struct arch_regs *regs)
+{
+    return (int)ptrace(PTRACE_GETREGS, tid, NULL, &regs->user);
+}
+
+int arch_set_regs(pid_t tid, const struct arch_regs *regs)
+{
+    return (int)ptrace(PTRACE_SETREGS, tid, NULL, &regs->user);
+}
+
+uint64_t arch_pc(const struct arch_regs *regs) { return regs->user.rip; }
+void arch_set_pc(struct arch_regs *regs, uint64_t pc) { regs->user.rip = pc; }
+uint64_t arch_sp(const struct arch_regs *regs) { return regs->user.rsp; }
+
+uint64_t arch_arg(const struct arch_regs *regs, int n)
+{
+    switch (n) {
+    case 0: return regs->user.rdi;
+    case 1: return regs->user.rsi;
+    case 2: return regs->user.rdx;
+    case 3: return regs->user.rcx;
+    case 4: return regs->user.r8;
+    case 5: return regs->user.r9;
+    default: return 0;
+    }
+}
+
+uint64_t arch_retval(const struct arch_regs *regs) { return regs->user.rax; }
+
+uint64_t arch_breakpoint_addr_from_pc(uint64_t pc) { return pc - 1; }
+
+struct arch_return_slot arch_return_slot_at_entry(const struct arch_regs *regs)
+{
+    struct arch_return_slot slot = {.in_memory = true, .addr = regs->user.rsp};
+    return slot;
+}
+
+uint64_t arch_return_reg(const struct arch_regs *regs)
+{
+    (void)regs;
+    return 0;
+}
+
+void arch_set_return_reg(struct arch_regs *regs, uint64_t value)
+{
+    (void)regs;
+    (void)value;
+}
+
+void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out)
+{
+    const struct user_regs_struct *u = &regs->user;
+    out->r[0] = u->rax;
+    out->r[1] = u->rdx;
+    out->r[2] = u->rcx;
+    out->r[3] = u->rbx;
+    out->r[4] = u->rsi;
+    out->r[5] = u->rdi;
+    out->r[6] = u->rbp;
+    out->r[7] = u->rsp;
+    out->r[8] = u->r8;
+    out->r[9] = u->r9;
+    out->r[10] = u->r10;
+    out->r[11] = u->r11;
+    out->r[12] = u->r12;
+    out->r[13] = u->r13;
+    out->r[14] = u->r14;
+    out->r[15] = u->r15;
+    out->r[16] = u->rip;
+    out->valid = (1ull << ARCH_DWARF_NREGS) - 1;
+}
+
+void arch_setup_syscall(struct arch_regs *regs, uint64_t pc, long nr, const uint64_t args[6])
+{
+    struct user_regs_struct *u = &regs->user;
+    u->rip = pc;
+    u->rax = (uint64_t)nr;
+    u->orig_rax = (uint64_t)-1;
+    u->rdi = args[0];
+    u->rsi = args[1];
+    u->rdx = args[2];
+    u->r10 = args[3];
+    u->r8 = args[4];
+    u->r9 = args[5];
+}
+
+struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
+                                   uint64_t slot_addr)
+{
+    return x86_displace(insn, avail, insn_addr, slot_addr, true);
+}
+
+#endif

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every test of memtrace and ends with "N passed, N failed".
+#
+#   selftest/run-tests.sh [PATTERN...]     only tests whose name contains a PATTERN
+#
+# Unit tests are the binaries $MT_BUILD/unit/test_*; integration tests are the
+# scripts selftest/tests/*.sh.  A test passes with exit 0, is skipped with 77
+# (and says why on its last line), and fails otherwise.  Each test gets its own
+# scratch directory in $MT_TMP, removed when it passes.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export MT_ROOT=$ROOT
+export MT_BUILD=${MT_BUILD:-build}
+export MT_RELEASE_BUILD=${MT_RELEASE_BUILD:-$MT_BUILD}
+export MEMTRACE=${MEMTRACE:-$ROOT/$MT_BUILD/memtrace}
+export MEMTRACE_FS=${MEMTRACE_FS:-$ROOT/$MT_BUILD/memtrace-fs}
+export MT_PROGS=${MT_PROGS:-$ROOT/$MT_RELEASE_BUILD/selftest}
+export MT_BENCH_BIN=${MT_BENCH_BIN:-$ROOT/$MT_RELEASE_BUILD/bench/allocbench}
+# ASan: memtrace forks the traced program before exec, and LeakSanitizer must
+# not judge the half-born child.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+TEST_TIMEOUT=${TEST_TIMEOUT:-300}
+
+tmproot=$(mktemp -d /tmp/memtrace-tests.XXXXXX)
+trap 'rm -rf "$tmproot"' EXIT
+
+passed=0 failed=0 skipped=0
+failures=()
+
+matches() {
+    [ $# -le 1 ] && return 0
+    local name=$1; shift
+    for p in "$@"; do [[ $name == *"$p"* ]] && return 0; done
+    return 1
+}
+
+run_one() {
+    local name=$1; shift
+    matches "$name" "${PATTERNS[@]}" || return 0
+    local dir="$tmproot/$name"
+    mkdir -p "$dir"
+    local start=$SECONDS
+    MT_TMP="$dir" timeout -k 10 "$TEST_TIMEOUT" "$@" >"$dir/log" 2>&1 </dev/null
+    local rc=$?
+    local took=$((SECONDS - start))
+    if [ $rc -eq 0 ]; then
+        passed=$((passed + 1)); echo "PASS $name (${took}s)"
+    elif [ $rc -eq 77 ]; then
+        skipped=$((skipped + 1)); echo "SKIP $name: $(tail -n 1 "$dir/log")"
+    else
+        failed=$((failed + 1)); failures+=("$name")
+        echo "FAIL $name (exit $rc, ${took}s)"
+        tail -n 40 "$dir/log" | sed 's/^/    | /'
+    fi
+}
+
+PATTERNS=(x "$@")
+for bin in "$MT_BUILD"/unit/test_*; do
+    [ -x "$bin" ] || continue
+    run_one "unit/$(basename "$bin")" "$ROOT/$bin"
+done
+for script in selftest/tests/*.sh; do
+    [ -f "$script" ] || continue
+    run_one "$(basename "$script" .sh)" bash "$ROOT/$script"
+done
+
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+if [ $skipped -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
