@@ -1,0 +1,422 @@
+#include "target/heap/heap.h"
+
+#include "shared/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One live (or forgotten) block: 24 bytes.  The kind rides in the top byte of
+ * the size (no block is 2^56 bytes).  gen tells blocks recorded before the
+ * last heap_clear (forgotten) from current ones. */
+struct block_slot {
+    uint64_t addr;          /* 0 = empty slot */
+    uint64_t size_kind;
+    uint32_t stack_id;
+    uint32_t gen;
+};
+
+#define SIZE_BITS 56
+#define SIZE_MASK ((1ull << SIZE_BITS) - 1)
+
+/* The table grows past 80% load: with 24-byte slots that keeps the worst
+ * case (just after doubling) at 60 bytes per live block, and linear probing
+ * still short. */
+#define LOAD_NUM 4
+#define LOAD_DEN 5
+
+struct heap_books {
+    struct block_slot *slots;
+    size_t mask;            /* capacity - 1 */
+    unsigned shift;         /* 64 - log2(capacity) */
+    size_t used;            /* occupied slots, forgotten blocks included */
+    uint32_t gen;
+
+    struct heap_totals totals;
+
+    struct stack_totals *per_stack;   /* indexed by stack id */
+    uint32_t per_stack_cap;
+    uint32_t stack_limit;
+
+    struct heap_region *regions;      /* sorted, disjoint */
+    size_t nregions, regions_cap;
+};
+
+static const char *const kind_names[ALLOC_KIND_COUNT] = {
+    [ALLOC_MALLOC] = "malloc",
+    [ALLOC_NEW] = "new",
+    [ALLOC_NEW_ARRAY] = "new[]",
+    [ALLOC_NEW_ALIGNED] = "aligned new",
+    [ALLOC_NEW_ARRAY_ALIGNED] = "aligned new[]",
+};
+
+const char *alloc_kind_name(enum alloc_kind kind)
+{
+    return (unsigned)kind < ALLOC_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+static size_t home_of(const struct heap_books *b, uint64_t addr)
+{
+    uint64_t h = (addr ^ (addr >> 29)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> b->shift);
+}
+
+static void table_alloc(struct heap_books *b, unsigned bits)
+{
+    b->slots = xcalloc((size_t)1 << bits, sizeof(*b->slots));
+    b->mask = ((size_t)1 << bits) - 1;
+    b->shift = 64 - bits;
+}
+
+struct heap_books *heap_books_new(void)
+{
+    struct heap_books *b = xcalloc(1, sizeof(*b));
+    table_alloc(b, 10);
+    b->gen = 1;
+    return b;
+}
+
+void heap_books_free(struct heap_books *b)
+{
+    if (!b)
+        return;
+    free(b->slots);
+    free(b->per_stack);
+    free(b->regions);
+    free(b);
+}
+
+/* Index of addr's slot, or of the empty slot where it would go. */
+static size_t probe(const struct heap_books *b, uint64_t addr)
+{
+    size_t i = home_of(b, addr);
+    while (b->slots[i].addr && b->slots[i].addr != addr)
+        i = (i + 1) & b->mask;
+    return i;
+}
+
+static void table_grow(struct heap_books *b)
+{
+    struct block_slot *old = b->slots;
+    size_t old_cap = b->mask + 1;
+    table_alloc(b, 64 - b->shift + 1);
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].addr)
+            b->slots[probe(b, old[i].addr)] = old[i];
+    free(old);
+}
+
+/* Backward-shift deletion: no tombstones, so churn never slows lookups. */
+static void slot_remove(struct heap_books *b, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & b->mask;
+        if (!b->slots[j].addr)
+            break;
+        size_t k = home_of(b, b->slots[j].addr);
+        /* Move slot j back to the hole at i unless its home lies in (i, j]. */
+        bool home_between = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (!home_between) {
+            b->slots[i] = b->slots[j];
+            i = j;
+        }
+    }
+    b->slots[i].addr = 0;
+    b->used--;
+}
+
+static struct stack_totals *stack_slot(struct heap_books *b, uint32_t id)
+{
+    if (id >= b->per_stack_cap) {
+        uint32_t cap = b->per_stack_cap ? b->per_stack_cap : 256;
+        while (cap <= id)
+            cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+        b->per_stack = xreallocarray(b->per_stack, cap, sizeof(*b->per_stack));
+        memset(b->per_stack + b->per_stack_cap, 0,
+               (size_t)(cap - b->per_stack_cap) * sizeof(*b->per_stack));
+        b->per_stack_cap = cap;
+    }
+    if (id >= b->stack_limit)
+        b->stack_limit = id + 1;
+    return &b->per_stack[id];
+}
+
+/* Take a current block out of the in-use figures. */
+static void unaccount(struct heap_books *b, const struct block_slot *s)
+{
+    uint64_t size = s->size_kind & SIZE_MASK;
+    b->totals.in_use_bytes -= size;
+    b->totals.in_use_blocks--;
+    struct stack_totals *st = stack_slot(b, s->stack_id);
+    st->bytes_in_use -= size;
+    st->blocks_in_use--;
+}
+
+void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
+                       uint32_t stack_id, enum alloc_kind kind)
+{
+    if (!addr)
+        return;
+    size &= SIZE_MASK;
+    size_t i = probe(b, addr);
+    struct block_slot *s = &b->slots[i];
+    if (s->addr) {
+        if (s->gen == b->gen) {
+            unaccount(b, s);
+            b->totals.replaced_blocks++;
+        }
+    } else {
+        b->used++;
+    }
+    *s = (struct block_slot){ addr, size | ((uint64_t)kind << SIZE_BITS), stack_id, b->gen };
+
+    b->totals.allocs++;
+    b->totals.bytes_allocated += size;
+    b->totals.in_use_bytes += size;
+    b->totals.in_use_blocks++;
+    struct stack_totals *st = stack_slot(b, stack_id);
+    st->allocs++;
+    st->bytes_allocated += size;
+    st->bytes_in_use += size;
+    st->blocks_in_use++;
+
+    if (b->used * LOAD_DEN > (b->mask + 1) * LOAD_NUM)
+        table_grow(b);
+}
+
+static void slot_to_block(const struct block_slot *s, struct heap_block *out)
+{
+    out->addr = s->addr;
+    out->size = s->size_kind & SIZE_MASK;
+    out->stack_id = s->stack_id;
+    out->kind = (enum alloc_kind)(s->size_kind >> SIZE_BITS);
+}
+
+enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
+                                       enum alloc_kind kind, struct heap_block *freed)
+{
+    b->totals.frees++;
+    if (!addr)
+        return HEAP_FREE_UNKNOWN;
+    size_t i = probe(b, addr);
+    struct block_slot *s = &b->slots[i];
+    if (!s->addr)
+        return HEAP_FREE_UNKNOWN;
+    struct heap_block blk;
+    slot_to_block(s, &blk);
+    if (s->gen == b->gen)
+        unaccount(b, s);
+    slot_remove(b, i);
+    if (freed)
+        *freed = blk;
+    return blk.kind == kind ? HEAP_FREE_OK : HEAP_FREE_MISMATCH;
+}
+
+bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *out)
+{
+    if (!addr)
+        return false;
+    const struct block_slot *s = &b->slots[probe(b, addr)];
+    if (!s->addr || s->gen != b->gen)
+        return false;
+    if (out)
+        slot_to_block(s, out);
+    return true;
+}
+
+void heap_clear(struct heap_books *b)
+{
+    if (++b->gen == 0) {
+        /* 2^32 clears: generations would repeat, so drop the forgotten
+         * blocks for real (their later frees then read as unknown). */
+        memset(b->slots, 0, (b->mask + 1) * sizeof(*b->slots));
+        b->used = 0;
+        b->gen = 1;
+    }
+    uint64_t mapped_bytes = b->totals.mapped_bytes;
+    uint64_t mapped_regions = b->totals.mapped_regions;
+    uint64_t maps_recorded = b->totals.maps_recorded;
+    memset(&b->totals, 0, sizeof(b->totals));
+    b->totals.mapped_bytes = mapped_bytes;
+    b->totals.mapped_regions = mapped_regions;
+    b->totals.maps_recorded = maps_recorded;
+    if (b->per_stack)
+        memset(b->per_stack, 0, (size_t)b->per_stack_cap * sizeof(*b->per_stack));
+}
+
+void heap_get_totals(const struct heap_books *b, struct heap_totals *out)
+{
+    *out = b->totals;
+}
+
+void heap_get_stack_totals(const struct heap_books *b, uint32_t stack_id,
+                           struct stack_totals *out)
+{
+    if (stack_id < b->per_stack_cap)
+        *out = b->per_stack[stack_id];
+    else
+        memset(out, 0, sizeof(*out));
+}
+
+uint32_t heap_stack_id_limit(const struct heap_books *b)
+{
+    return b->stack_limit;
+}
+
+void heap_foreach_block(const struct heap_books *b, heap_block_fn fn, void *ctx)
+{
+    for (size_t i = 0; i <= b->mask; i++) {
+        const struct block_slot *s = &b->slots[i];
+        if (s->addr && s->gen == b->gen) {
+            struct heap_block blk;
+            slot_to_block(s, &blk);
+            fn(ctx, &blk);
+        }
+    }
+}
+
+static int cmp_block_addr(const void *a, const void *b)
+{
+    uint64_t x = ((const struct heap_block *)a)->addr;
+    uint64_t y = ((const struct heap_block *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count)
+{
+    size_t n = (size_t)b->totals.in_use_blocks, k = 0;
+    struct heap_block *out = n ? xreallocarray(NULL, n, sizeof(*out)) : NULL;
+    for (size_t i = 0; i <= b->mask && k < n; i++) {
+        const struct block_slot *s = &b->slots[i];
+        if (s->addr && s->gen == b->gen)
+            slot_to_block(s, &out[k++]);
+    }
+    if (k > 1)
+        qsort(out, k, sizeof(*out), cmp_block_addr);
+    *count = k;
+    return out;
+}
+
+/* ---- mapping ledger ---- */
+
+uint64_t heap_page_size(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    return ps > 0 ? (uint64_t)ps : 4096;
+}
+
+/* [addr, addr + len rounded up to pages), clamped at the top of the space. */
+static bool page_range(uint64_t addr, uint64_t len, uint64_t *start, uint64_t *end)
+{
+    uint64_t ps = heap_page_size();
+    if (len == 0)
+        return false;
+    uint64_t rounded = len > UINT64_MAX - (ps - 1) ? UINT64_MAX & ~(ps - 1)
+                                                   : (len + ps - 1) & ~(ps - 1);
+    *start = addr;
+    *end = rounded > UINT64_MAX - addr ? UINT64_MAX : addr + rounded;
+    return *end > *start;
+}
+
+/* First region whose end lies above addr. */
+static size_t region_search(const struct heap_books *b, uint64_t addr)
+{
+    size_t lo = 0, hi = b->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->regions[mid].end <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void region_insert_at(struct heap_books *b, size_t i, struct heap_region r)
+{
+    if (b->nregions == b->regions_cap) {
+        b->regions_cap = b->regions_cap ? b->regions_cap * 2 : 64;
+        b->regions = xreallocarray(b->regions, b->regions_cap, sizeof(*b->regions));
+    }
+    memmove(&b->regions[i + 1], &b->regions[i], (b->nregions - i) * sizeof(*b->regions));
+    b->regions[i] = r;
+    b->nregions++;
+}
+
+/* Remove [s, e) from the ledger, trimming or splitting regions it overlaps. */
+static void ledger_cut(struct heap_books *b, uint64_t s, uint64_t e)
+{
+    size_t i = region_search(b, s);
+    while (i < b->nregions && b->regions[i].start < e) {
+        struct heap_region *r = &b->regions[i];
+        if (r->start < s && r->end > e) {
+            struct heap_region tail = { e, r->end, r->stack_id };
+            b->totals.mapped_bytes -= e - s;
+            r->end = s;
+            region_insert_at(b, i + 1, tail);
+            break;
+        }
+        if (r->start < s) {
+            b->totals.mapped_bytes -= r->end - s;
+            r->end = s;
+            i++;
+        } else if (r->end > e) {
+            b->totals.mapped_bytes -= e - r->start;
+            r->start = e;
+            break;
+        } else {
+            b->totals.mapped_bytes -= r->end - r->start;
+            memmove(r, r + 1, (b->nregions - i - 1) * sizeof(*r));
+            b->nregions--;
+        }
+    }
+    b->totals.mapped_regions = b->nregions;
+}
+
+static void ledger_add(struct heap_books *b, uint64_t s, uint64_t e, uint32_t stack_id)
+{
+    ledger_cut(b, s, e);
+    region_insert_at(b, region_search(b, s), (struct heap_region){ s, e, stack_id });
+    b->totals.mapped_bytes += e - s;
+    b->totals.mapped_regions = b->nregions;
+}
+
+void heap_record_map(struct heap_books *b, uint64_t addr, uint64_t len, uint32_t stack_id)
+{
+    uint64_t s, e;
+    b->totals.maps_recorded++;
+    if (page_range(addr, len, &s, &e))
+        ledger_add(b, s, e, stack_id);
+}
+
+void heap_record_unmap(struct heap_books *b, uint64_t addr, uint64_t len)
+{
+    uint64_t s, e;
+    if (page_range(addr, len, &s, &e))
+        ledger_cut(b, s, e);
+}
+
+void heap_record_remap(struct heap_books *b, uint64_t old_addr, uint64_t old_len,
+                       uint64_t new_addr, uint64_t new_len, uint32_t stack_id)
+{
+    uint64_t s, e;
+    b->totals.maps_recorded++;
+    if (page_range(old_addr, old_len, &s, &e))
+        ledger_cut(b, s, e);
+    if (page_range(new_addr, new_len, &s, &e))
+        ledger_add(b, s, e, stack_id);
+}
+
+const struct heap_region *heap_regions(const struct heap_books *b, size_t *count)
+{
+    *count = b->nregions;
+    return b->regions;
+}
+
+size_t heap_books_memory(const struct heap_books *b)
+{
+    return sizeof(*b) + (b->mask + 1) * sizeof(*b->slots) +
+           (size_t)b->per_stack_cap * sizeof(*b->per_stack) +
+           b->regions_cap * sizeof(*b->regions);
+}

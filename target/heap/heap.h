@@ -1,0 +1,128 @@
+/* The books: every live heap block, per-stack aggregates, the HEAP SUMMARY
+ * totals (valgrind memcheck's conventions) and a ledger of mmap'ed regions.
+ *
+ * Counting rules (the engine maps each intercepted call onto these):
+ *   malloc/calloc/new/...     one heap_record_alloc (failed calls: nothing)
+ *   free/delete (non-NULL)    one heap_record_free; EVERY call counts in
+ *                             `frees`, valid or not, as valgrind counts it
+ *                             (free(NULL) must not be reported at all)
+ *   realloc(p, n), p,n != 0   heap_record_free(p) then heap_record_alloc
+ *   realloc(NULL, n)          heap_record_alloc;  realloc(p, 0): heap_record_free
+ *
+ * Totals and per-stack aggregates are "since the last heap_clear" (or since
+ * the books were created).  heap_clear forgets the blocks recorded so far:
+ * they no longer appear in reports, iteration or totals, but the books still
+ * recognise them, so a later free of such a block is quietly accepted
+ * (HEAP_FREE_OK, counted in `frees` because the call happened after the clear,
+ * in-use figures untouched) instead of being an unknown-pointer error.  The
+ * mapping ledger describes the current state of the address space and is not
+ * affected by heap_clear. */
+#ifndef MT_HEAP_HEAP_H
+#define MT_HEAP_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Which allocator family made (or frees) a block.  A free passes the family
+ * of the allocator that matches the freeing function: free() ALLOC_MALLOC,
+ * operator delete ALLOC_NEW, delete[] ALLOC_NEW_ARRAY, and so on. */
+enum alloc_kind {
+    ALLOC_MALLOC = 0,          /* malloc, calloc, realloc, memalign, posix_memalign, ... */
+    ALLOC_NEW,                 /* operator new */
+    ALLOC_NEW_ARRAY,           /* operator new[] */
+    ALLOC_NEW_ALIGNED,         /* operator new(size_t, align_val_t) */
+    ALLOC_NEW_ARRAY_ALIGNED,   /* operator new[](size_t, align_val_t) */
+    ALLOC_KIND_COUNT
+};
+
+const char *alloc_kind_name(enum alloc_kind kind);
+
+enum heap_free_result {
+    HEAP_FREE_OK = 0,
+    HEAP_FREE_UNKNOWN,   /* never allocated while traced, or already freed */
+    HEAP_FREE_MISMATCH,  /* wrong family (delete of new[] memory...): still freed */
+};
+
+struct heap_block {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t stack_id;
+    enum alloc_kind kind;
+};
+
+struct heap_totals {
+    uint64_t in_use_bytes, in_use_blocks;
+    uint64_t allocs, frees, bytes_allocated;
+    uint64_t mapped_bytes, mapped_regions;   /* current mmap ledger */
+    uint64_t maps_recorded;                  /* heap_record_map/remap calls ever */
+    uint64_t replaced_blocks;  /* allocs that landed on a live block: a free was missed */
+};
+
+/* Per-stack figures since the last clear, maintained on every record. */
+struct stack_totals {
+    uint64_t bytes_in_use, blocks_in_use;
+    uint64_t allocs, bytes_allocated;
+};
+
+struct heap_books;
+
+struct heap_books *heap_books_new(void);
+void heap_books_free(struct heap_books *b);
+
+/* addr must be non-zero.  An alloc on an address that is still live means a
+ * free was missed: the old block is dropped (not counted as a free) and
+ * replaced_blocks grows. */
+void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
+                       uint32_t stack_id, enum alloc_kind kind);
+
+/* Counts one free call (see above).  freed, when not NULL, receives the block
+ * on HEAP_FREE_OK and HEAP_FREE_MISMATCH. */
+enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
+                                       enum alloc_kind kind, struct heap_block *freed);
+
+/* The live block starting at addr (not a forgotten one); false if none. */
+bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *out);
+
+/* Forget all blocks recorded so far and zero the totals and per-stack figures
+ * (not the mapping ledger). */
+void heap_clear(struct heap_books *b);
+
+void heap_get_totals(const struct heap_books *b, struct heap_totals *out);
+
+/* Figures of one stack id; ids never recorded read as zeros. */
+void heap_get_stack_totals(const struct heap_books *b, uint32_t stack_id,
+                           struct stack_totals *out);
+/* One more than the largest stack id recorded since creation: iterate
+ * 0..limit-1 with heap_get_stack_totals. */
+uint32_t heap_stack_id_limit(const struct heap_books *b);
+
+/* Live blocks in table order (unsorted).  The callback must not record into
+ * the same books. */
+typedef void (*heap_block_fn)(void *ctx, const struct heap_block *block);
+void heap_foreach_block(const struct heap_books *b, heap_block_fn fn, void *ctx);
+
+/* All live blocks sorted by address, in a new array the caller frees;
+ * *count receives their number (the array may be NULL when it is 0). */
+struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count);
+
+/* Mapping ledger (mmap family).  Lengths are rounded up to whole pages of
+ * heap_page_size() as the kernel does.  A map over existing regions replaces
+ * the overlap (MAP_FIXED); an unmap may cut a region in two. */
+void heap_record_map(struct heap_books *b, uint64_t addr, uint64_t len, uint32_t stack_id);
+void heap_record_unmap(struct heap_books *b, uint64_t addr, uint64_t len);
+void heap_record_remap(struct heap_books *b, uint64_t old_addr, uint64_t old_len,
+                       uint64_t new_addr, uint64_t new_len, uint32_t stack_id);
+uint64_t heap_page_size(void);
+
+struct heap_region {
+    uint64_t start, end;    /* [start, end) */
+    uint32_t stack_id;
+};
+/* The ledger's regions, sorted by address; valid until the next map call. */
+const struct heap_region *heap_regions(const struct heap_books *b, size_t *count);
+
+/* Bytes the books hold (block table, per-stack array, ledger). */
+size_t heap_books_memory(const struct heap_books *b);
+
+#endif
