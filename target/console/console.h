@@ -1,0 +1,61 @@
+/* The console's command language, independent of where lines come from:
+ * the event loop feeds it whatever bytes stdin delivered and owns the timer;
+ * the console executes each complete line and writes to its FILE.
+ *
+ *   help [CMD]    status    monitor N    clear    scan    quit
+ *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded] [> FILE]
+ *
+ * A bad line prints exactly one "error: ..." line and changes nothing. */
+#ifndef MT_CONSOLE_CONSOLE_H
+#define MT_CONSOLE_CONSOLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "target/heap/heap.h"
+#include "target/heap/stacks.h"
+#include "target/report/report.h"
+
+/* Hooks into the engine.  books and stacks are required; the rest may be
+ * NULL (the matching feature then reports itself unavailable or is left out). */
+struct console_ops {
+    struct heap_books *(*books)(void *ctx);
+    const struct stack_table *(*stacks)(void *ctx);
+    report_resolve_fn resolve;                  /* ctx is the console's ctx */
+    unsigned (*thread_count)(void *ctx);
+    void (*target)(void *ctx, int *pid, const char **program);
+    /* Runs the leak scan and prints its result to out. */
+    void (*scan)(void *ctx, FILE *out);
+    /* The console stops executing lines after this; the engine detaches. */
+    void (*quit)(void *ctx);
+    /* Arm (seconds > 0) or stop (0) the timer that calls console_monitor_tick. */
+    void (*set_monitor)(void *ctx, double seconds);
+};
+
+/* Lines longer than this are rejected whole with one error. */
+#define CONSOLE_LINE_MAX 4096
+
+struct console;
+
+struct console *console_new(const struct console_ops *ops, void *ctx, FILE *out);
+void console_free(struct console *c);
+
+/* On a terminal the console prints "> " now and after every line. */
+void console_set_interactive(struct console *c, bool interactive);
+
+/* Bytes as read from stdin, any split.  Lines end at LF, CR or CR LF;
+ * backspace/DEL erase the previous byte of the line being typed. */
+void console_feed(struct console *c, const char *data, size_t n);
+/* End of input: an unterminated last line is executed. */
+void console_eof(struct console *c);
+
+/* Execute one line (no terminator). */
+void console_execute(struct console *c, const char *line, size_t len);
+
+/* The timer fired: status plus growth since the previous tick. */
+void console_monitor_tick(struct console *c);
+
+bool console_wants_quit(const struct console *c);
+
+#endif

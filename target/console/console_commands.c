@@ -1,0 +1,298 @@
+#include "target/console/console_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+static const struct help_entry {
+    const char *name, *usage, *text;
+} help_entries[] = {
+    { "help", "help [CMD]", "list the commands, or describe CMD" },
+    { "status", "status", "dated HEAP SUMMARY, mapped bytes and traced threads" },
+    { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
+                              "since the previous one; monitor 0 stops" },
+    { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded] [> FILE]",
+      "blocks in use grouped by stack, sorted by the key (default bytes), the TOP first; "
+      "-j is -f json; > FILE writes the report to FILE" },
+    { "clear", "clear", "forget the blocks recorded so far: later reports show only what is "
+                        "allocated from now on and still in use" },
+    { "scan", "scan", "leak scan: find blocks no pointer refers to" },
+    { "quit", "quit", "detach from the target, write the final report, exit" },
+};
+
+static bool no_args(struct console *c, const struct tokens *t)
+{
+    if (t->count == 1)
+        return true;
+    console_error(c, "%s takes no arguments", t->word[0]);
+    return false;
+}
+
+void cmd_help(struct console *c, const struct tokens *t)
+{
+    const size_t n = sizeof(help_entries) / sizeof(help_entries[0]);
+    if (t->count > 2 || (t->count == 2 && t->redirect[1])) {
+        console_error(c, "usage: help [CMD]");
+        return;
+    }
+    if (t->count == 2) {
+        const char *want = strcmp(t->word[1], "exit") == 0 ? "quit" : t->word[1];
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(help_entries[i].name, want) == 0) {
+                fprintf(c->out, "%s\n    %s\n", help_entries[i].usage, help_entries[i].text);
+                return;
+            }
+        console_error(c, "help: no command '%.64s'", t->word[1]);
+        return;
+    }
+    fputs("commands:\n", c->out);
+    for (size_t i = 0; i < n; i++)
+        fprintf(c->out, "  %-10s %s\n", help_entries[i].name, help_entries[i].text);
+    fputs("'help CMD' shows a command's arguments\n", c->out);
+}
+
+/* ISO 8601 local time with the offset in its extended form (+hh:mm). */
+static void put_now(FILE *out)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[64], zone[16];
+    if (!localtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm) ||
+        !strftime(zone, sizeof(zone), "%z", &tm)) {
+        fputs("(unknown time)", out);
+        return;
+    }
+    if (strlen(zone) == 5)
+        fprintf(out, "%s%.3s:%s", stamp, zone, zone + 3);
+    else
+        fprintf(out, "%s%s", stamp, zone);
+}
+
+static void put_status(struct console *c, const struct heap_totals *t)
+{
+    fputs("status at ", c->out);
+    put_now(c->out);
+    fputc('\n', c->out);
+    report_write_summary(c->out, t);
+    if (!t->maps_recorded && !t->mapped_regions)
+        fputs("    mapped: 0 bytes in 0 regions\n", c->out);
+    if (c->ops.thread_count)
+        fprintf(c->out, "    traced threads: %u\n", c->ops.thread_count(c->ctx));
+}
+
+void cmd_status(struct console *c, const struct tokens *t)
+{
+    if (!no_args(c, t))
+        return;
+    struct heap_totals tot;
+    heap_get_totals(c->ops.books(c->ctx), &tot);
+    put_status(c, &tot);
+}
+
+void console_reset_baseline(struct console *c)
+{
+    struct heap_totals tot;
+    heap_get_totals(c->ops.books(c->ctx), &tot);
+    c->last_bytes = tot.in_use_bytes;
+    c->last_blocks = tot.in_use_blocks;
+    clock_gettime(CLOCK_MONOTONIC, &c->last_time);
+}
+
+static int64_t delta(uint64_t now, uint64_t before)
+{
+    return (int64_t)(now - before);
+}
+
+void console_monitor_tick(struct console *c)
+{
+    if (c->quit)
+        return;
+    struct heap_totals tot;
+    heap_get_totals(c->ops.books(c->ctx), &tot);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double secs = (double)(now.tv_sec - c->last_time.tv_sec) +
+                  (double)(now.tv_nsec - c->last_time.tv_nsec) / 1e9;
+    put_status(c, &tot);
+    fprintf(c->out, "    growth: %+" PRId64 " bytes, %+" PRId64 " blocks in %.1f s\n",
+            delta(tot.in_use_bytes, c->last_bytes), delta(tot.in_use_blocks, c->last_blocks),
+            secs);
+    c->last_bytes = tot.in_use_bytes;
+    c->last_blocks = tot.in_use_blocks;
+    c->last_time = now;
+    fflush(c->out);
+}
+
+/* Unsigned decimal, at most 9 digits: enough for any count here, and no
+ * overflow to worry about. */
+static bool parse_count(const char *s, size_t *out)
+{
+    size_t v = 0, n = 0;
+    for (; *s; s++, n++) {
+        if (*s < '0' || *s > '9' || n == 9)
+            return false;
+        v = v * 10 + (size_t)(*s - '0');
+    }
+    *out = v;
+    return n > 0;
+}
+
+/* Seconds as DIGITS[.DIGITS]: no signs, exponents, hex, inf or nan. */
+static bool parse_seconds(const char *s, double *out)
+{
+    double v = 0, scale = 1;
+    size_t int_digits = 0, frac_digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, int_digits++) {
+        if (int_digits == 9)
+            return false;
+        v = v * 10 + (*s - '0');
+    }
+    if (*s == '.') {
+        for (s++; *s >= '0' && *s <= '9'; s++, frac_digits++) {
+            if (frac_digits == 9)
+                return false;
+            scale /= 10;
+            v += (*s - '0') * scale;
+        }
+    }
+    if (*s || int_digits + frac_digits == 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+#define MONITOR_MIN 0.1
+#define MONITOR_MAX 86400.0
+
+void cmd_monitor(struct console *c, const struct tokens *t)
+{
+    double secs;
+    if (t->count != 2 || t->redirect[1]) {
+        console_error(c, "usage: monitor N (seconds; 0 stops)");
+        return;
+    }
+    if (!parse_seconds(t->word[1], &secs) ||
+        (secs != 0 && (secs < MONITOR_MIN || secs > MONITOR_MAX))) {
+        console_error(c, "monitor: '%.32s' is not 0 or a number of seconds from %g to %g",
+                      t->word[1], MONITOR_MIN, MONITOR_MAX);
+        return;
+    }
+    if (!c->ops.set_monitor) {
+        console_error(c, "monitor: not available");
+        return;
+    }
+    c->ops.set_monitor(c->ctx, secs);
+    console_reset_baseline(c);
+    if (secs == 0)
+        fputs("monitor: off\n", c->out);
+    else
+        fprintf(c->out, "monitor: every %g s\n", secs);
+}
+
+static void write_report(struct console *c, FILE *out, const struct report_options *opt)
+{
+    struct report_source src = {
+        .books = c->ops.books(c->ctx),
+        .stacks = c->ops.stacks(c->ctx),
+        .resolve = c->ops.resolve,
+        .resolve_ctx = c->ctx,
+    };
+    if (c->ops.target)
+        c->ops.target(c->ctx, &src.pid, &src.program);
+    report_write(out, &src, opt);
+}
+
+void cmd_report(struct console *c, const struct tokens *t)
+{
+    struct report_options opt = { REPORT_TEXT, REPORT_SORT_BYTES, 0 };
+    const char *path = NULL;
+    for (size_t i = 1; i < t->count; i++) {
+        const char *w = t->word[i];
+        if (t->redirect[i]) {
+            if (path || i + 1 >= t->count || t->redirect[i + 1]) {
+                console_error(c, "report: '>' needs exactly one FILE");
+                return;
+            }
+            path = t->word[++i];
+            if (!*path) {
+                console_error(c, "report: empty file name");
+                return;
+            }
+            continue;
+        }
+        if (strcmp(w, "-j") == 0) {
+            opt.format = REPORT_JSON;
+            continue;
+        }
+        if (w[0] != '-' || !w[1] || !strchr("nsf", w[1])) {
+            console_error(c, "report: unexpected '%.64s' (usage: %s)", w, help_entries[3].usage);
+            return;
+        }
+        /* "-n 5" and "-n5" alike. */
+        const char *val = w[2] ? w + 2 : NULL;
+        if (!val) {
+            if (i + 1 >= t->count || t->redirect[i + 1]) {
+                console_error(c, "report: %s needs a value", w);
+                return;
+            }
+            val = t->word[++i];
+        }
+        bool ok = w[1] == 'n'   ? parse_count(val, &opt.top)
+                  : w[1] == 's' ? report_parse_sort(val, &opt.sort)
+                                : report_parse_format(val, &opt.format);
+        if (!ok) {
+            console_error(c, "report: bad value '%.64s' for -%c", val, w[1]);
+            return;
+        }
+    }
+
+    if (!path) {
+        write_report(c, c->out, &opt);
+        return;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
+        return;
+    }
+    write_report(c, f, &opt);
+    bool failed = ferror(f) != 0;
+    int saved = errno;
+    if (fclose(f) != 0 && !failed) {
+        failed = true;
+        saved = errno;
+    }
+    if (failed)
+        console_error(c, "report: writing %.256s failed: %s", path, strerror(saved));
+    else
+        fprintf(c->out, "report written to %.256s\n", path);
+}
+
+void cmd_clear(struct console *c, const struct tokens *t)
+{
+    if (!no_args(c, t))
+        return;
+    heap_clear(c->ops.books(c->ctx));
+    console_reset_baseline(c);
+    fputs("cleared: reports now show only blocks allocated from here on\n", c->out);
+}
+
+void cmd_scan(struct console *c, const struct tokens *t)
+{
+    if (!no_args(c, t))
+        return;
+    if (!c->ops.scan) {
+        console_error(c, "scan: leak scan not available");
+        return;
+    }
+    c->ops.scan(c->ctx, c->out);
+}
+
+void cmd_quit(struct console *c, const struct tokens *t)
+{
+    if (!no_args(c, t))
+        return;
+    c->quit = true;
+    if (c->ops.quit)
+        c->ops.quit(c->ctx);
+}

@@ -1,0 +1,132 @@
+#include "target/report/report.h"
+#include "target/report/report_internal.h"
+
+#include "shared/xalloc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool report_parse_format(const char *s, enum report_format *out)
+{
+    static const struct { const char *name; enum report_format f; } names[] = {
+        { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].f;
+            return true;
+        }
+    return false;
+}
+
+bool report_parse_sort(const char *s, enum report_sort *out)
+{
+    static const struct { const char *name; enum report_sort k; } names[] = {
+        { "bytes", REPORT_SORT_BYTES }, { "blocks", REPORT_SORT_BLOCKS },
+        { "allocs", REPORT_SORT_ALLOCS },
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(s, names[i].name) == 0) {
+            *out = names[i].k;
+            return true;
+        }
+    return false;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : a < b;
+}
+
+/* Descending by key, then bytes, then blocks; ascending id last, so equal
+ * stacks always come out in the same order. */
+static int cmp_stacks(const struct report_stack *a, const struct report_stack *b,
+                      enum report_sort sort)
+{
+    int c = 0;
+    if (sort == REPORT_SORT_BLOCKS)
+        c = cmp_u64_desc(a->t.blocks_in_use, b->t.blocks_in_use);
+    else if (sort == REPORT_SORT_ALLOCS)
+        c = cmp_u64_desc(a->t.allocs, b->t.allocs);
+    if (!c)
+        c = cmp_u64_desc(a->t.bytes_in_use, b->t.bytes_in_use);
+    if (!c)
+        c = cmp_u64_desc(a->t.blocks_in_use, b->t.blocks_in_use);
+    if (!c)
+        c = a->id < b->id ? -1 : a->id > b->id;
+    return c;
+}
+
+static int cmp_by_bytes(const void *a, const void *b) { return cmp_stacks(a, b, REPORT_SORT_BYTES); }
+static int cmp_by_blocks(const void *a, const void *b) { return cmp_stacks(a, b, REPORT_SORT_BLOCKS); }
+static int cmp_by_allocs(const void *a, const void *b) { return cmp_stacks(a, b, REPORT_SORT_ALLOCS); }
+
+struct report_stack *report_collect(const struct report_source *src,
+                                    const struct report_options *opt, size_t *count)
+{
+    uint32_t limit = heap_stack_id_limit(src->books);
+    size_t n = 0, cap = 0;
+    struct report_stack *st = NULL;
+    for (uint32_t id = 0; id < limit; id++) {
+        struct stack_totals t;
+        heap_get_stack_totals(src->books, id, &t);
+        if (!t.blocks_in_use)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            st = xreallocarray(st, cap, sizeof(*st));
+        }
+        st[n++] = (struct report_stack){ id, t };
+    }
+    int (*cmp)(const void *, const void *) =
+        opt->sort == REPORT_SORT_BLOCKS ? cmp_by_blocks :
+        opt->sort == REPORT_SORT_ALLOCS ? cmp_by_allocs : cmp_by_bytes;
+    if (n > 1)
+        qsort(st, n, sizeof(*st), cmp);
+    if (opt->top && n > opt->top)
+        n = opt->top;
+    *count = n;
+    return st;
+}
+
+void report_resolve(const struct report_source *src, uint64_t pc, unsigned i,
+                    struct report_frame *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->pc = pc & ~(1ull << 63);
+    if (src->resolve)
+        src->resolve(src->resolve_ctx, pc, i, f);
+}
+
+void report_write_summary(FILE *out, const struct heap_totals *t)
+{
+    fprintf(out, "HEAP SUMMARY\n"
+                 "    in use: %" PRIu64 " bytes in %" PRIu64 " blocks\n"
+                 "    total heap usage: %" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64
+                 " bytes allocated\n",
+            t->in_use_bytes, t->in_use_blocks, t->allocs, t->frees, t->bytes_allocated);
+    if (t->maps_recorded || t->mapped_regions)
+        fprintf(out, "    mapped: %" PRIu64 " bytes in %" PRIu64 " regions\n",
+                t->mapped_bytes, t->mapped_regions);
+}
+
+int report_write(FILE *out, const struct report_source *src, const struct report_options *opt)
+{
+    size_t n;
+    struct report_stack *st = report_collect(src, opt, &n);
+    switch (opt->format) {
+    case REPORT_JSON:
+        report_write_json(out, src, st, n);
+        break;
+    case REPORT_FOLDED:
+        report_write_folded(out, src, st, n);
+        break;
+    case REPORT_TEXT:
+    default:
+        report_write_text(out, src, st, n);
+        break;
+    }
+    free(st);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,62 @@
+/* Reports from the books: text (issue 2's format), JSON (issue 2's schema,
+ * plus a "mapped" object) and Brendan Gregg's folded stacks.
+ *
+ * Only pcs are stored; names come from a resolver the engine provides, called
+ * once per printed frame at report time. */
+#ifndef MT_REPORT_REPORT_H
+#define MT_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "target/heap/heap.h"
+#include "target/heap/stacks.h"
+
+struct report_frame {
+    uint64_t pc;            /* prefilled with the stored pc minus its flag bit 63 */
+    const char *module;     /* NULL if unknown */
+    uint64_t offset;        /* pc's offset in module */
+    const char *function;   /* NULL if unknown */
+    const char *file;       /* NULL if unknown */
+    unsigned line;          /* 0 if unknown */
+};
+
+/* Fill *out for the stored pc (flag bits included) of frame frame_index
+ * (0 = the intercepted function).  *out arrives prefilled (pc set, the rest
+ * NULL/0); fields left alone stay unknown.  Strings must stay valid until the
+ * next call of the resolver. */
+typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
+                                  struct report_frame *out);
+
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
+enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
+
+struct report_source {
+    const struct heap_books *books;
+    const struct stack_table *stacks;
+    report_resolve_fn resolve;      /* NULL: every frame unresolved */
+    void *resolve_ctx;
+    int pid;                        /* for JSON */
+    const char *program;            /* for JSON; NULL -> "" */
+};
+
+struct report_options {
+    enum report_format format;
+    enum report_sort sort;  /* key, descending; ties: bytes, blocks, stack id */
+    size_t top;             /* 0 = every stack with blocks in use */
+};
+
+/* Writes one report; returns 0, or -1 when the stream reported an error. */
+int report_write(FILE *out, const struct report_source *src, const struct report_options *opt);
+
+/* The HEAP SUMMARY block (three lines, plus "mapped:" once any mmap was
+ * recorded), exactly as ending the text report. */
+void report_write_summary(FILE *out, const struct heap_totals *t);
+
+/* "text"|"json"|"folded", "bytes"|"blocks"|"allocs"; false if unknown. */
+bool report_parse_format(const char *s, enum report_format *out);
+bool report_parse_sort(const char *s, enum report_sort *out);
+
+#endif

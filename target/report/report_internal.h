@@ -1,0 +1,31 @@
+/* Shared by the report writers; not part of the public API. */
+#ifndef MT_REPORT_INTERNAL_H
+#define MT_REPORT_INTERNAL_H
+
+#include "target/report/report.h"
+
+struct report_stack {
+    uint32_t id;
+    struct stack_totals t;
+};
+
+/* Stacks with blocks in use, sorted for opt, cut to opt->top; caller frees. */
+struct report_stack *report_collect(const struct report_source *src,
+                                    const struct report_options *opt, size_t *count);
+
+/* Resolve frame i of a stack into *f (prefilled, then the resolver). */
+void report_resolve(const struct report_source *src, uint64_t pc, unsigned i,
+                    struct report_frame *f);
+
+void report_write_text(FILE *out, const struct report_source *src,
+                       const struct report_stack *st, size_t n);
+void report_write_json(FILE *out, const struct report_source *src,
+                       const struct report_stack *st, size_t n);
+void report_write_folded(FILE *out, const struct report_source *src,
+                         const struct report_stack *st, size_t n);
+
+/* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
+ * bytes become U+FFFD. */
+void report_json_string(FILE *out, const char *s);
+
+#endif
