@@ -1,0 +1,54 @@
+/* Raw ELF symbol tables as they are on disk: a .symtab/.dynsym section, or
+ * the dynamic symbol table found through PT_DYNAMIC when there are no
+ * section headers.  Decoding is bounds-checked per symbol; the symtab and
+ * export lookups are built on top of this. */
+#ifndef MT_SYMBOLS_ELF_SYMBOLS_H
+#define MT_SYMBOLS_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target/elf/elf_file.h"
+
+struct elf_symbol {
+    const char *name;     /* "" when the string offset is bad */
+    uint64_t value;
+    uint64_t size;
+    uint8_t bind;         /* STB_* */
+    uint8_t type;         /* STT_* */
+    uint16_t shndx;       /* SHN_UNDEF, SHN_ABS, a section index, ... */
+};
+
+struct elf_symbols {
+    bool big_endian;
+    unsigned elf_class;
+    uint8_t *syms;        /* raw entries */
+    size_t count;
+    size_t entsize;
+    char *strs;
+    size_t strsize;
+    /* Symbol versions (dynamic tables only); NULL when the file has none. */
+    uint8_t *versym;      /* count raw 16-bit entries */
+    const char **version_names; /* by version index, into strs; may be NULL */
+    size_t version_count;
+};
+
+/* Where a table came from. */
+enum elf_symbols_kind { ELF_SYMBOLS_SYMTAB, ELF_SYMBOLS_DYNSYM, ELF_SYMBOLS_DYNAMIC };
+
+/* Loads the table of one kind.  0, -ENOENT when the file has none, or
+ * another -errno when it is malformed. */
+int elf_symbols_load(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out);
+void elf_symbols_free(struct elf_symbols *s);
+
+/* Symbol i (0 <= i < count).  false when it cannot be decoded. */
+bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *sym);
+
+/* Version of symbol i: its index (without the hidden bit), whether it is
+ * hidden (a non-default version), and its name (NULL when unknown).  An
+ * unversioned table answers index 1 (global), not hidden. */
+void elf_symbols_version(const struct elf_symbols *s, size_t i, unsigned *index, bool *hidden,
+                         const char **name);
+
+#endif

@@ -1,0 +1,293 @@
+#include "target/symbols/symtab.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/xalloc.h"
+#include "target/symbols/elf_symbols.h"
+
+struct symtab_entry {
+    uint64_t addr;
+    uint64_t end;       /* one past the last byte this name covers */
+    uint32_t name;      /* offset in the name arena */
+};
+
+struct symtab {
+    struct symtab_entry *entries;
+    size_t count;
+    char *names;        /* one arena for all names */
+    const char *origin;
+};
+
+/* While loading: everything needed to pick one name per address. */
+struct candidate {
+    uint64_t addr;
+    uint64_t size;
+    uint32_t name;
+    uint32_t order;     /* position in the symbol table */
+    uint16_t shndx;
+    uint8_t rank;       /* global 3, weak 2, local 1, others 0 */
+};
+
+struct arena {
+    char *data;
+    size_t used, cap;
+};
+
+static uint32_t arena_add(struct arena *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (a->used + n > a->cap) {
+        size_t cap = a->cap ? a->cap : 4096;
+        while (a->used + n > cap)
+            cap *= 2;
+        a->data = xrealloc(a->data, cap);
+        a->cap = cap;
+    }
+    memcpy(a->data + a->used, s, n);
+    uint32_t off = (uint32_t)a->used;
+    a->used += n;
+    return off;
+}
+
+static uint8_t binding_rank(uint8_t bind)
+{
+    switch (bind) {
+    case STB_GLOBAL: return 3;
+    case STB_WEAK: return 2;
+    case STB_LOCAL: return 1;
+    default: return 0;
+    }
+}
+
+static bool is_function(const struct elf_symbol *s)
+{
+    return (s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->shndx != SHN_UNDEF &&
+           s->value != 0 && s->name[0] != '\0';
+}
+
+/* Address order; at one address the preferred name first. */
+static int compare_candidates(const void *pa, const void *pb)
+{
+    const struct candidate *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank > b->rank ? -1 : 1;
+    if ((a->size != 0) != (b->size != 0))
+        return a->size != 0 ? -1 : 1;
+    if (a->order != b->order)
+        return a->order < b->order ? -1 : 1;
+    return 0;
+}
+
+/* Where a sizeless symbol that is last in the table stops: at the end of
+ * its section, or of the segment it lies in. */
+static uint64_t container_end(struct elf_file *f, const struct candidate *c)
+{
+    const struct elf_section *sec = c->shndx < SHN_LORESERVE ? elf_file_section(f, c->shndx) : NULL;
+    if (sec && c->addr >= sec->addr && c->addr - sec->addr < sec->size)
+        return sec->addr + sec->size;
+    for (size_t i = 0; i < elf_file_segment_count(f); i++) {
+        const struct elf_segment *p = elf_file_segment(f, i);
+        if (p->type == PT_LOAD && c->addr >= p->vaddr && c->addr - p->vaddr < p->memsz)
+            return p->vaddr + p->memsz;
+    }
+    return c->addr + 1;
+}
+
+static bool has_table(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out)
+{
+    return f && elf_symbols_load(f, kind, out) == 0;
+}
+
+static void build_entries(struct symtab *t, struct elf_file *f, const struct elf_symbols *syms)
+{
+    struct candidate *cand = xreallocarray(NULL, syms->count ? syms->count : 1, sizeof(*cand));
+    struct arena names = {0};
+    size_t n = 0;
+    bool arm = elf_file_machine(f) == EM_ARM;
+    for (size_t i = 0; i < syms->count; i++) {
+        struct elf_symbol s;
+        if (!elf_symbols_get(syms, i, &s) || !is_function(&s))
+            continue;
+        if (names.used > UINT32_MAX - 4096 - strlen(s.name))
+            break; /* names beyond 4 GiB: a hostile file, not a program */
+        struct candidate *c = &cand[n++];
+        c->addr = arm ? s.value & ~(uint64_t)1 : s.value; /* Thumb bit */
+        c->size = s.size;
+        c->name = arena_add(&names, s.name);
+        c->order = (uint32_t)i;
+        c->shndx = s.shndx;
+        c->rank = binding_rank(s.bind);
+    }
+    qsort(cand, n, sizeof(*cand), compare_candidates);
+
+    t->entries = xreallocarray(NULL, n ? n : 1, sizeof(*t->entries));
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && cand[i].addr == cand[i - 1].addr)
+            continue; /* an alias: the first one sorted is preferred */
+        uint64_t end;
+        if (cand[i].size != 0 && cand[i].size <= UINT64_MAX - cand[i].addr) {
+            end = cand[i].addr + cand[i].size;
+        } else {
+            size_t j = i + 1;
+            while (j < n && cand[j].addr == cand[i].addr)
+                j++;
+            end = j < n ? cand[j].addr : container_end(f, &cand[i]);
+        }
+        t->entries[out].addr = cand[i].addr;
+        t->entries[out].end = end;
+        t->entries[out].name = cand[i].name;
+        out++;
+    }
+    t->count = out;
+    t->names = names.data;
+    free(cand);
+}
+
+struct symtab *symtab_load(struct elf_file *obj, struct elf_file *debug)
+{
+    struct symtab *t = xcalloc(1, sizeof(*t));
+    struct elf_symbols syms;
+    struct elf_file *from = obj;
+    if (has_table(debug, ELF_SYMBOLS_SYMTAB, &syms)) {
+        t->origin = "debug .symtab";
+        from = debug;
+    } else if (has_table(obj, ELF_SYMBOLS_SYMTAB, &syms)) {
+        t->origin = ".symtab";
+    } else if (has_table(obj, ELF_SYMBOLS_DYNSYM, &syms)) {
+        t->origin = ".dynsym";
+    } else if (has_table(obj, ELF_SYMBOLS_DYNAMIC, &syms)) {
+        t->origin = "PT_DYNAMIC";
+    } else {
+        t->origin = "none";
+        return t;
+    }
+    build_entries(t, from, &syms);
+    elf_symbols_free(&syms);
+    return t;
+}
+
+void symtab_free(struct symtab *t)
+{
+    if (!t)
+        return;
+    free(t->entries);
+    free(t->names);
+    free(t);
+}
+
+size_t symtab_count(const struct symtab *t) { return t->count; }
+const char *symtab_origin(const struct symtab *t) { return t->origin; }
+
+const char *symtab_entry(const struct symtab *t, size_t i, uint64_t *vaddr, uint64_t *size)
+{
+    if (i >= t->count)
+        return NULL;
+    if (vaddr)
+        *vaddr = t->entries[i].addr;
+    if (size)
+        *size = t->entries[i].end - t->entries[i].addr;
+    return t->names + t->entries[i].name;
+}
+
+/* How many lower entries may enclose a later, smaller one (a local symbol
+ * inside a function, e.g. a cold part); deeper nesting does not happen in
+ * compiled code. */
+#define MAX_ENCLOSING_LOOKBACK 4
+
+const char *symtab_lookup(const struct symtab *t, uint64_t vaddr, uint64_t *offset)
+{
+    /* The last entry starting at or below vaddr. */
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->entries[mid].addr <= vaddr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = 0; k < MAX_ENCLOSING_LOOKBACK && lo > k; k++) {
+        const struct symtab_entry *e = &t->entries[lo - 1 - k];
+        if (vaddr < e->end) {
+            if (offset)
+                *offset = vaddr - e->addr;
+            return t->names + e->name;
+        }
+    }
+    return NULL;
+}
+
+static bool version_matches(const struct elf_symbols *syms, size_t i, const char *version, bool want_default)
+{
+    unsigned index;
+    bool hidden;
+    const char *vname;
+    elf_symbols_version(syms, i, &index, &hidden, &vname);
+    if (!version)
+        return !hidden; /* the default version, or an unversioned symbol */
+    if (want_default && hidden)
+        return false;
+    return vname && strcmp(vname, version) == 0;
+}
+
+static int find_in(const struct elf_symbols *syms, const char *name, size_t name_len,
+                   const char *version, bool want_default, bool exported, uint64_t *vaddr)
+{
+    int best_rank = -1;
+    for (size_t i = 0; i < syms->count; i++) {
+        struct elf_symbol s;
+        if (!elf_symbols_get(syms, i, &s) || !is_function(&s))
+            continue;
+        if (exported && s.bind == STB_LOCAL)
+            continue;
+        if (strncmp(s.name, name, name_len) != 0 || s.name[name_len] != '\0')
+            continue;
+        if (!version_matches(syms, i, version, want_default))
+            continue;
+        if ((int)binding_rank(s.bind) > best_rank) {
+            best_rank = binding_rank(s.bind);
+            *vaddr = s.value;
+        }
+    }
+    return best_rank >= 0 ? 0 : -ENOENT;
+}
+
+int symtab_find_export(struct elf_file *obj, const char *name, uint64_t *vaddr)
+{
+    struct elf_symbols syms;
+    if (!has_table(obj, ELF_SYMBOLS_DYNSYM, &syms) && !has_table(obj, ELF_SYMBOLS_DYNAMIC, &syms))
+        return -ENOENT;
+    /* "name@@VER" (default version) or "name@VER" (any version VER). */
+    const char *at = strchr(name, '@');
+    size_t name_len = at ? (size_t)(at - name) : strlen(name);
+    const char *version = NULL;
+    bool want_default = false;
+    if (at) {
+        want_default = at[1] == '@';
+        version = at + (want_default ? 2 : 1);
+    }
+    int rc = -ENOENT;
+    uint64_t addr;
+    if (find_in(&syms, name, name_len, version, want_default, true, &addr) == 0) {
+        rc = 0;
+        *vaddr = addr;
+    }
+    elf_symbols_free(&syms);
+    return rc;
+}
+
+int symtab_find_local(struct elf_file *obj, const char *name, uint64_t *vaddr)
+{
+    struct elf_symbols syms;
+    if (!has_table(obj, ELF_SYMBOLS_SYMTAB, &syms))
+        return -ENOENT;
+    int rc = find_in(&syms, name, strlen(name), NULL, false, false, vaddr);
+    elf_symbols_free(&syms);
+    return rc;
+}
