@@ -4,12 +4,15 @@
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0 if the byte at s starts none. */
-static size_t utf8_sequence(const unsigned char *s)
+ * surrogates, nothing above U+10FFFF), or 0 if there is none; then *bad gets
+ * the length of the maximal ill-formed subpart to replace by one U+FFFD, as
+ * Unicode recommends (and Python's and browsers' decoders do). */
+static size_t utf8_sequence(const unsigned char *s, size_t *bad)
 {
     unsigned char c = s[0];
     unsigned char lo = 0x80, hi = 0xbf;
     size_t len;
+    *bad = 1;
     if (c >= 0xc2 && c <= 0xdf)
         len = 2;
     else if (c >= 0xe0 && c <= 0xef) {
@@ -26,12 +29,15 @@ static size_t utf8_sequence(const unsigned char *s)
             hi = 0x8f;
     } else
         return 0;
-    /* A NUL terminator fails the continuation test, so no overrun. */
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
+    /* A NUL terminator fails every continuation test, so no overrun. */
+    for (size_t i = 1; i < len; i++) {
+        if (s[i] < lo || s[i] > hi) {
+            *bad = i;
             return 0;
+        }
+        lo = 0x80;
+        hi = 0xbf;
+    }
     return len;
 }
 
@@ -46,13 +52,13 @@ void report_json_string(FILE *out, const char *str)
     while (*s) {
         unsigned char c = *s;
         if (c >= 0x80) {
-            size_t len = utf8_sequence(s);
+            size_t bad, len = utf8_sequence(s, &bad);
             if (len) {
                 fwrite(s, 1, len, out);
                 s += len;
             } else {
                 fputs("\\ufffd", out);
-                s++;
+                s += bad;
             }
             continue;
         }

@@ -1,0 +1,309 @@
+/* The books against a naive model kept by this test: random alloc/free/clear
+ * scripts over a small address pool (reuse, double frees, unknown pointers,
+ * wrong-family frees), checked after every step for totals and per-stack
+ * figures; the mmap ledger against a page map; then 1M live blocks for the
+ * memory and speed budget (bytes per block must stay <= 64). */
+#include "target/heap/heap.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* ---- model of the books ---- */
+
+#define POOL 300
+#define NSTACK 12
+
+struct model_block { bool live, forgotten; uint64_t size; uint32_t stack; enum alloc_kind kind; };
+static struct model_block model[POOL];
+static uint64_t m_allocs, m_frees, m_bytes_allocated;
+static uint64_t m_stack_allocs[NSTACK], m_stack_bytes[NSTACK];
+
+static uint64_t pool_addr(unsigned i) { return 0x5555a0000000ull + (uint64_t)i * 48; }
+
+static void check_against_model(struct heap_books *b, int step)
+{
+    struct heap_totals t;
+    heap_get_totals(b, &t);
+    uint64_t bytes = 0, blocks = 0, sb[NSTACK] = { 0 }, sn[NSTACK] = { 0 };
+    for (unsigned i = 0; i < POOL; i++)
+        if (model[i].live && !model[i].forgotten) {
+            bytes += model[i].size;
+            blocks++;
+            sb[model[i].stack] += model[i].size;
+            sn[model[i].stack]++;
+        }
+    CHECK(t.in_use_bytes == bytes && t.in_use_blocks == blocks,
+          "step %d: in use %" PRIu64 "/%" PRIu64 ", model %" PRIu64 "/%" PRIu64,
+          step, t.in_use_bytes, t.in_use_blocks, bytes, blocks);
+    CHECK(t.allocs == m_allocs && t.frees == m_frees && t.bytes_allocated == m_bytes_allocated,
+          "step %d: allocs/frees/bytes %" PRIu64 "/%" PRIu64 "/%" PRIu64 ", model %" PRIu64
+          "/%" PRIu64 "/%" PRIu64, step, t.allocs, t.frees, t.bytes_allocated,
+          m_allocs, m_frees, m_bytes_allocated);
+    for (uint32_t s = 0; s < NSTACK; s++) {
+        struct stack_totals st;
+        heap_get_stack_totals(b, s, &st);
+        CHECK(st.bytes_in_use == sb[s] && st.blocks_in_use == sn[s] &&
+              st.allocs == m_stack_allocs[s] && st.bytes_allocated == m_stack_bytes[s],
+              "step %d: stack %u differs", step, s);
+    }
+    /* Export: sorted, exactly the model's current blocks. */
+    size_t n;
+    struct heap_block *all = heap_export_blocks(b, &n);
+    CHECK(n == blocks, "step %d: export has %zu blocks, model %" PRIu64, step, n, blocks);
+    for (size_t k = 0; k < n; k++) {
+        CHECK(k == 0 || all[k - 1].addr < all[k].addr, "export not sorted");
+        unsigned i = (unsigned)((all[k].addr - pool_addr(0)) / 48);
+        CHECK(i < POOL && model[i].live && !model[i].forgotten && model[i].size == all[k].size &&
+              model[i].stack == all[k].stack_id && model[i].kind == all[k].kind,
+              "step %d: exported block %#" PRIx64 " not in the model", step, all[k].addr);
+    }
+    free(all);
+}
+
+static void scripted_books(void)
+{
+    struct heap_books *b = heap_books_new();
+    for (int step = 0; step < 40000; step++) {
+        unsigned i = (unsigned)(rnd() % POOL);
+        uint64_t r = rnd() % 100;
+        if (r < 50) {
+            if (model[i].live)
+                continue; /* malloc never returns a live address */
+            uint64_t size = rnd() % 5 ? rnd() % 200 : rnd() % 100000;
+            uint32_t stack = (uint32_t)(rnd() % NSTACK);
+            enum alloc_kind kind = (enum alloc_kind)(rnd() % ALLOC_KIND_COUNT);
+            heap_record_alloc(b, pool_addr(i), size, stack, kind);
+            model[i] = (struct model_block){ true, false, size, stack, kind };
+            m_allocs++;
+            m_bytes_allocated += size;
+            m_stack_allocs[stack]++;
+            m_stack_bytes[stack] += size;
+        } else if (r < 99) {
+            enum alloc_kind kind = rnd() % 4 ? model[i].kind : (enum alloc_kind)(rnd() % ALLOC_KIND_COUNT);
+            struct heap_block freed = { 0 };
+            enum heap_free_result res = heap_record_free(b, pool_addr(i), kind, &freed);
+            m_frees++;
+            if (!model[i].live) {
+                CHECK(res == HEAP_FREE_UNKNOWN, "step %d: free of dead block gave %d", step, res);
+            } else {
+                enum heap_free_result want = kind == model[i].kind ? HEAP_FREE_OK : HEAP_FREE_MISMATCH;
+                CHECK(res == want, "step %d: free result %d, want %d", step, res, want);
+                CHECK(freed.addr == pool_addr(i) && freed.size == model[i].size &&
+                      freed.stack_id == model[i].stack, "step %d: freed block wrong", step);
+                model[i].live = false;
+            }
+        } else {
+            heap_clear(b);
+            for (unsigned k = 0; k < POOL; k++)
+                model[k].forgotten = model[k].live;
+            m_allocs = m_frees = m_bytes_allocated = 0;
+            memset(m_stack_allocs, 0, sizeof(m_stack_allocs));
+            memset(m_stack_bytes, 0, sizeof(m_stack_bytes));
+        }
+        if (step % 97 == 0 || step > 39000)
+            check_against_model(b, step);
+    }
+    check_against_model(b, -1);
+    heap_books_free(b);
+}
+
+/* A realloc as the engine maps it (free + alloc), and valgrind's rules. */
+static void realloc_semantics(void)
+{
+    struct heap_books *b = heap_books_new();
+    heap_record_alloc(b, 0x1000, 100, 1, ALLOC_MALLOC);            /* malloc(100) */
+    heap_record_free(b, 0x1000, ALLOC_MALLOC, NULL);                /* realloc(p, 300) */
+    heap_record_alloc(b, 0x2000, 300, 2, ALLOC_MALLOC);
+    heap_record_alloc(b, 0x3000, 50, 3, ALLOC_MALLOC);              /* realloc(NULL, 50) */
+    heap_record_free(b, 0x3000, ALLOC_MALLOC, NULL);                /* realloc(q, 0) */
+    CHECK(heap_record_free(b, 0x3000, ALLOC_MALLOC, NULL) == HEAP_FREE_UNKNOWN, "double free");
+    struct heap_totals t;
+    heap_get_totals(b, &t);
+    CHECK(t.allocs == 3 && t.frees == 3 && t.bytes_allocated == 450, "realloc totals");
+    CHECK(t.in_use_bytes == 300 && t.in_use_blocks == 1, "realloc in use");
+    CHECK(t.in_use_bytes == t.bytes_allocated - 100 - 50, "in use = allocated - freed");
+
+    /* delete of new[] memory: reported, still freed. */
+    heap_record_alloc(b, 0x4000, 8, 4, ALLOC_NEW_ARRAY);
+    CHECK(heap_record_free(b, 0x4000, ALLOC_NEW, NULL) == HEAP_FREE_MISMATCH, "mismatch");
+    CHECK(!heap_lookup(b, 0x4000, NULL), "mismatched free must still free");
+
+    /* A missed free: a second alloc on a live address replaces the block. */
+    heap_record_alloc(b, 0x5000, 10, 5, ALLOC_MALLOC);
+    heap_record_alloc(b, 0x5000, 20, 6, ALLOC_MALLOC);
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_bytes == 320 && t.in_use_blocks == 2 && t.replaced_blocks == 1, "replace");
+
+    /* Clear: forgotten blocks vanish from the figures; their frees are fine. */
+    heap_clear(b);
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_bytes == 0 && t.allocs == 0 && t.frees == 0, "clear zeroes totals");
+    heap_record_alloc(b, 0x6000, 7, 7, ALLOC_MALLOC);
+    struct heap_block fb;
+    CHECK(heap_record_free(b, 0x2000, ALLOC_MALLOC, &fb) == HEAP_FREE_OK && fb.size == 300,
+          "free of a pre-clear block must be accepted");
+    CHECK(!heap_lookup(b, 0x5000, NULL), "forgotten blocks are not looked up");
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_bytes == 7 && t.in_use_blocks == 1 && t.frees == 1 && t.allocs == 1,
+          "after clear: %" PRIu64 " bytes %" PRIu64 " blocks", t.in_use_bytes, t.in_use_blocks);
+    struct stack_totals st;
+    heap_get_stack_totals(b, 2, &st);
+    CHECK(st.bytes_in_use == 0 && st.allocs == 0, "per-stack figures cleared");
+    CHECK(heap_record_free(b, 0x2000, ALLOC_MALLOC, NULL) == HEAP_FREE_UNKNOWN, "now unknown");
+    heap_books_free(b);
+}
+
+/* ---- mapping ledger against a page map ---- */
+
+#define PAGES 128
+static void ledger(void)
+{
+    uint64_t ps = heap_page_size();
+    uint64_t base = 0x7f0000000000ull;
+    uint32_t owner[PAGES] = { 0 }; /* 0 = unmapped, else the serial of the map */
+    struct heap_books *b = heap_books_new();
+    for (uint32_t serial = 1; serial < 5000; serial++) {
+        unsigned p = (unsigned)(rnd() % PAGES), np = 1 + (unsigned)(rnd() % 16);
+        if (p + np > PAGES)
+            np = PAGES - p;
+        /* Lengths that are not page multiples round up. */
+        uint64_t len = np * ps - (rnd() % 2 ? rnd() % ps : 0);
+        uint64_t r = rnd() % 3;
+        if (r == 0) {
+            heap_record_map(b, base + p * ps, len, serial);
+            for (unsigned k = p; k < p + np; k++)
+                owner[k] = serial;
+        } else if (r == 1) {
+            heap_record_unmap(b, base + p * ps, len);
+            for (unsigned k = p; k < p + np; k++)
+                owner[k] = 0;
+        } else {
+            unsigned q = (unsigned)(rnd() % PAGES), nq = 1 + (unsigned)(rnd() % 16);
+            if (q + nq > PAGES)
+                nq = PAGES - q;
+            heap_record_remap(b, base + p * ps, len, base + q * ps, nq * ps, serial);
+            for (unsigned k = p; k < p + np; k++)
+                owner[k] = 0;
+            for (unsigned k = q; k < q + nq; k++)
+                owner[k] = serial;
+        }
+        /* Expected regions: maximal runs of pages of the same map call. */
+        size_t n;
+        const struct heap_region *reg = heap_regions(b, &n);
+        size_t runs = 0, pages = 0, ri = 0;
+        bool ok = true;
+        for (unsigned k = 0; k < PAGES; k++) {
+            if (!owner[k])
+                continue;
+            pages++;
+            if (k == 0 || owner[k - 1] != owner[k]) {
+                unsigned e = k;
+                while (e < PAGES && owner[e] == owner[k])
+                    e++;
+                runs++;
+                ok = ok && ri < n && reg[ri].start == base + k * ps &&
+                     reg[ri].end == base + e * ps && reg[ri].stack_id == owner[k];
+                ri++;
+            }
+        }
+        struct heap_totals t;
+        heap_get_totals(b, &t);
+        CHECK(ok && n == runs, "ledger step %u: regions differ from the page map", serial);
+        CHECK(t.mapped_bytes == pages * ps && t.mapped_regions == runs,
+              "ledger step %u: %" PRIu64 " bytes %" PRIu64 " regions, want %zu, %zu",
+              serial, t.mapped_bytes, t.mapped_regions, pages * ps, runs);
+        if (!ok)
+            break;
+    }
+    heap_clear(b);
+    struct heap_totals t;
+    heap_get_totals(b, &t);
+    CHECK(t.maps_recorded > 0, "clear keeps the ledger");
+    heap_books_free(b);
+}
+
+/* ---- budget: 1M live blocks ---- */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static long rss_bytes(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void million(void)
+{
+    const size_t n = 1000000;
+    long rss0 = rss_bytes();
+    struct heap_books *b = heap_books_new();
+    double t0 = now_ns();
+    for (size_t i = 0; i < n; i++)
+        heap_record_alloc(b, 0x555555560000ull + i * 32 + (i % 7) * 16 * n, 24 + i % 100,
+                          (uint32_t)(1 + i % 5000), ALLOC_MALLOC);
+    double t1 = now_ns();
+    long rss1 = rss_bytes();
+    struct heap_totals t;
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_blocks == n, "1M blocks: %" PRIu64 " in use", t.in_use_blocks);
+    double per_block = (double)heap_books_memory(b) / (double)n;
+    double rss_per_block = (double)(rss1 - rss0) / (double)n;
+    size_t freed = 0;
+    for (size_t i = 0; i < n; i++)
+        freed += heap_record_free(b, 0x555555560000ull + i * 32 + (i % 7) * 16 * n,
+                                  ALLOC_MALLOC, NULL) == HEAP_FREE_OK;
+    double t2 = now_ns();
+    heap_get_totals(b, &t);
+    CHECK(freed == n && t.in_use_blocks == 0 && t.in_use_bytes == 0, "1M frees");
+    printf("heap books, 1M blocks: %.1f ns per record_alloc, %.1f ns per record_free, "
+           "%.1f bytes per block (books), %.1f bytes per block (RSS growth)\n",
+           (t1 - t0) / n, (t2 - t1) / n, per_block, rss_per_block);
+    CHECK(per_block <= 64, "%.1f bytes per block > 64", per_block);
+#if !defined(__SANITIZE_ADDRESS__)
+    CHECK(rss_per_block <= 64 + 4.0 * 1024 * 1024 / n, "RSS %.1f bytes per block", rss_per_block);
+#endif
+    heap_books_free(b);
+}
+
+int main(void)
+{
+    scripted_books();
+    realloc_semantics();
+    ledger();
+    million();
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    puts("test_heap: ok");
+    return 0;
+}
