@@ -1,0 +1,30 @@
+/* The DWARF sections of one object as memory ranges.  The pointers are not
+ * owned: whoever loaded the sections (debug_object, or a test through
+ * libelf) keeps them alive for as long as the readers need them. */
+#ifndef MT_DWARF_DWARF_SECTIONS_H
+#define MT_DWARF_DWARF_SECTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dwarf_span {
+    const uint8_t *data;
+    size_t size;
+};
+
+struct dwarf_sections {
+    struct dwarf_span info;
+    struct dwarf_span abbrev;
+    struct dwarf_span line;
+    struct dwarf_span line_str;
+    struct dwarf_span str;
+    struct dwarf_span str_offsets;
+    bool big_endian;
+};
+
+/* A NUL-terminated string at off inside span, or NULL when off is outside
+ * the span or no NUL follows it there. */
+const char *dwarf_span_string(const struct dwarf_span *s, uint64_t off);
+
+#endif

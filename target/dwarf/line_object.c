@@ -1,0 +1,76 @@
+#include "target/dwarf/line_object.h"
+
+#include <stdlib.h>
+
+#include "shared/xalloc.h"
+
+struct line_object {
+    struct elf_blob line, line_str, str;
+    struct line_index *index;
+};
+
+/* Loads a section if present; an absent or unreadable one stays empty. */
+static void load(struct elf_file *f, const char *name, struct elf_blob *blob, struct dwarf_span *span)
+{
+    blob->data = NULL;
+    blob->size = 0;
+    const struct elf_section *s = elf_file_find_section(f, name);
+    if (!s || elf_file_load_section(f, s, blob) != 0) {
+        blob->data = NULL;
+        blob->size = 0;
+    }
+    span->data = blob->data;
+    span->size = blob->size;
+}
+
+struct line_object *line_object_open(struct elf_file *f)
+{
+    struct line_object *o = xcalloc(1, sizeof(*o));
+    struct dwarf_sections secs = { .big_endian = elf_file_big_endian(f) };
+    load(f, ".debug_line", &o->line, &secs.line);
+    if (!o->line.data) {
+        free(o);
+        return NULL;
+    }
+    struct elf_blob info, abbrev, str_offsets;
+    load(f, ".debug_line_str", &o->line_str, &secs.line_str);
+    load(f, ".debug_str", &o->str, &secs.str);
+    load(f, ".debug_info", &info, &secs.info);
+    load(f, ".debug_abbrev", &abbrev, &secs.abbrev);
+    load(f, ".debug_str_offsets", &str_offsets, &secs.str_offsets);
+    o->index = line_index_build(&secs);
+    elf_blob_free(&info);
+    elf_blob_free(&abbrev);
+    elf_blob_free(&str_offsets);
+    /* comp_dir strings were copied into the index; .debug_str stays only
+     * when a line table names its files through it. */
+    if (line_index_release_debug_str(o->index)) {
+        elf_blob_free(&o->str);
+        o->str.data = NULL;
+        o->str.size = 0;
+    }
+    return o;
+}
+
+void line_object_close(struct line_object *o)
+{
+    if (!o)
+        return;
+    line_index_free(o->index);
+    elf_blob_free(&o->line);
+    elf_blob_free(&o->line_str);
+    elf_blob_free(&o->str);
+    free(o);
+}
+
+bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out)
+{
+    return line_index_lookup(o->index, link_vaddr, out);
+}
+
+struct line_index *line_object_index(struct line_object *o) { return o->index; }
+
+size_t line_object_memory(const struct line_object *o)
+{
+    return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index);
+}

@@ -1,0 +1,16 @@
+/* `memtrace --addr2line ELF ADDR...`: memtrace's own symbolizer with the
+ * output of `addr2line -f -e ELF ADDR...`, so it can be checked against
+ * binutils and elfutils on any file. */
+#ifndef MT_SYMBOLS_ADDR2LINE_H
+#define MT_SYMBOLS_ADDR2LINE_H
+
+#include "target/files/provider.h"
+
+/* argv[0] is the ELF file, the rest are link-time addresses in hex (with or
+ * without 0x); with no addresses they are read from stdin, one per line.
+ * For each prints the function name (or ??) and file:line (or ??:0).  loc
+ * finds separate debug files (may be NULL: then only the file itself).
+ * Returns the process exit status. */
+int addr2line_main(int argc, char **argv, struct file_locator *loc);
+
+#endif

@@ -1,0 +1,42 @@
+/* PC -> function, file and line for one debug_object: the symbol table
+ * gives the function name, the DWARF line table (the debug file's, found by
+ * build-id or debuglink) gives file:line.  The line index is built on the
+ * first lookup and kept, so a report resolving thousands of PCs decodes
+ * only the few line sequences it touches. */
+#ifndef MT_SYMBOLS_SYMBOLIZE_H
+#define MT_SYMBOLS_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/dwarf/line_index.h"
+#include "target/symbols/debug_object.h"
+
+struct sym_info {
+    const char *function;      /* owned by the object's symtab; NULL if unknown */
+    uint64_t function_offset;  /* of the address in the function */
+    char file[LINE_PATH_MAX];  /* "" when unknown */
+    unsigned line;             /* 0 when unknown */
+    unsigned discriminator;
+};
+
+struct symbolizer;
+
+/* Does not own obj, which must outlive the symbolizer.  Never NULL. */
+struct symbolizer *symbolizer_new(struct debug_object *obj);
+void symbolizer_free(struct symbolizer *s);
+
+/* Fills out for a link-time address of the object.  Returns a bit set:
+ * SYM_FOUND_FUNCTION | SYM_FOUND_LINE (0 when nothing is known). */
+#define SYM_FOUND_FUNCTION 1
+#define SYM_FOUND_LINE 2
+int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info *out);
+
+/* Heap bytes held for line lookups (sections kept + index). */
+size_t symbolizer_memory(const struct symbolizer *s);
+
+/* Formats as binutils addr2line prints the second line: "file:line",
+ * "file:line (discriminator N)", "file:?" or "??:0". */
+void sym_info_format_location(const struct sym_info *info, char *buf, size_t len);
+
+#endif
