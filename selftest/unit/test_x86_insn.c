@@ -1,0 +1,443 @@
+/* Displaced execution of x86_64 instructions, checked by running them.
+ *
+ * Each snippet below is copied to an executable page A and run twice: as
+ * is, and with one instruction (at label *_d) displaced by x86_displace into
+ * a page B about 1 GiB away.  The displaced run executes the snippet's
+ * instructions before *_d from a copy in B, then the plan (slot bytes or an
+ * emulated jump), which must land back in A.  Both runs must return the same
+ * value (the snippets fold what the instruction did into rax).
+ *
+ * Then: the plans for real allocator entry points of the installed libc,
+ * libstdc++, musl and i386 libc (read from the files with libelf) must be
+ * EMULATE or OUT_OF_LINE, and instructions that cannot be displaced must be
+ * refused. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <gelf.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "arch/x86_insn.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                  \
+    do {                                                  \
+        if (!(cond)) {                                    \
+            failures++;                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
+            printf(__VA_ARGS__);                          \
+            printf("\n");                                 \
+        }                                                 \
+    } while (0)
+
+#if defined(__x86_64__)
+
+/* The snippets: assembled into .rodata (never executed there), copied to
+ * page A.  RIP-relative references stay inside a snippet, so the assembler
+ * resolves them and the copy keeps them valid.  s_NAME is the start, s_NAME_d
+ * the displaced instruction, s_NAME_e the end. */
+#define SNIPPET(name, body) \
+    ".globl s_" #name "\n.globl s_" #name "_d\n.globl s_" #name "_e\ns_" #name ":\n" body "\ns_" #name "_e:\n"
+__asm__(".pushsection .rodata.x86_snippets,\"a\"\n"
+        /* lea rip-relative: the result is an address inside A */
+        SNIPPET(lea, "s_lea_d: lea 0x100(%rip),%rax\n ret")
+        /* glibc malloc's first instruction: cmpb $0,disp(%rip) */
+        SNIPPET(cmpb0, "s_cmpb0_d: cmpb $0x0,1f(%rip)\n setz %al\n movzbl %al,%eax\n ret\n1: .byte 0")
+        SNIPPET(cmpb1, "s_cmpb1_d: cmpb $0x0,1f(%rip)\n setz %al\n movzbl %al,%eax\n ret\n1: .byte 1")
+        SNIPPET(cmpl, "s_cmpl_d: cmpl $0x12345678,1f(%rip)\n pushfq\n pop %rax\n and $0x8d5,%eax\n ret\n"
+                      ".p2align 2\n1: .long 0x12345670")
+        SNIPPET(movq, "s_movq_d: mov 1f(%rip),%rax\n ret\n.p2align 3\n1: .quad 0x1122334455667788")
+        /* a store through a rewritten displacement, read back from A */
+        SNIPPET(store, "s_store_d: movl $0x12345678,1f(%rip)\n mov 1f(%rip),%eax\n ret\n1: .long 0")
+        SNIPPET(push, "s_push_d: push %rdi\n pop %rax\n ret")
+        SNIPPET(push_r12, "push %r12\n mov %rdi,%r12\ns_push_r12_d: push %r12\n pop %rax\n pop %r12\n ret")
+        SNIPPET(movimm, "s_movimm_d: mov $0xb,%eax\n ret")
+        SNIPPET(movabs, "s_movabs_d: movabs $0x123456789abcdef0,%rax\n ret")
+        SNIPPET(endbr, "s_endbr_d: endbr64\n mov %rdi,%rax\n ret")
+        SNIPPET(nopw, "s_nopw_d: nopw %cs:0x0(%rax,%rax,1)\n mov %rdi,%rax\n ret")
+        SNIPPET(subrsp, "mov %rsp,%rcx\ns_subrsp_d: sub $0x58,%rsp\n sub %rsp,%rcx\n mov %rcx,%rax\n"
+                        " add $0x58,%rsp\n ret")
+        SNIPPET(cmpflags, "mov %rdi,%rcx\ns_cmpflags_d: cmp $5,%rcx\n pushfq\n pop %rax\n"
+                          " and $0x8d5,%eax\n ret")
+        SNIPPET(jz8, "test %rdi,%rdi\ns_jz8_d: jz 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(jz32, "test %rdi,%rdi\ns_jz32_d: {disp32} jz 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(jmp8, "s_jmp8_d: jmp 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(jmp32, "s_jmp32_d: {disp32} jmp 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(loop, "mov %rdi,%rcx\ns_loop_d: loop 1f\n mov %rcx,%rax\n ret\n1: lea 100(%rcx),%rax\n ret")
+        SNIPPET(jrcxz, "mov %rdi,%rcx\ns_jrcxz_d: jrcxz 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        /* call rel32: the callee returns its return address plus the arg */
+        SNIPPET(call, "s_call_d: call 1f\n add $1,%rax\n ret\n1: mov (%rsp),%rax\n add %rdi,%rax\n ret")
+        SNIPPET(ret, "mov %rdi,%rax\ns_ret_d: ret")
+        /* jmp *%rcx to a label in A: the argument is A's address */
+        SNIPPET(jmpreg, "lea 1f-s_jmpreg(%rdi),%rcx\ns_jmpreg_d: jmp *%rcx\n ud2\n1: lea 7(%rcx),%rax\n ret")
+        SNIPPET(fs, "s_fs_d: mov %fs:0x28,%rax\n ret")
+        SNIPPET(vex, "s_vex_d: vmovdqu 1f(%rip),%xmm0\n vmovq %xmm0,%rax\n ret\n.p2align 4\n"
+                     "1: .quad 0x0102030405060708, 0")
+        ".popsection\n");
+
+#define DECLARE_SNIPPET(name) \
+    extern const uint8_t s_##name[], s_##name##_d[], s_##name##_e[]
+
+DECLARE_SNIPPET(lea); DECLARE_SNIPPET(cmpb0); DECLARE_SNIPPET(cmpb1); DECLARE_SNIPPET(cmpl);
+DECLARE_SNIPPET(movq); DECLARE_SNIPPET(store); DECLARE_SNIPPET(push); DECLARE_SNIPPET(push_r12);
+DECLARE_SNIPPET(movimm); DECLARE_SNIPPET(movabs); DECLARE_SNIPPET(endbr); DECLARE_SNIPPET(nopw);
+DECLARE_SNIPPET(subrsp); DECLARE_SNIPPET(cmpflags); DECLARE_SNIPPET(jz8); DECLARE_SNIPPET(jz32);
+DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SNIPPET(jrcxz);
+DECLARE_SNIPPET(call); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg); DECLARE_SNIPPET(fs);
+DECLARE_SNIPPET(vex);
+
+struct snippet {
+    const char *name;
+    const uint8_t *start, *displaced, *end;
+    enum displace_kind want;
+    uint64_t args[3];
+    unsigned n_args;
+    bool needs_avx;
+    bool arg_is_page_a;   /* the snippet receives A's address */
+};
+
+#define S(name, kind, ...)                                                        \
+    {#name, s_##name, s_##name##_d, s_##name##_e, kind, {__VA_ARGS__},           \
+     sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t), false, false}
+
+static const struct snippet snippets[] = {
+    S(lea, DISPLACE_OUT_OF_LINE, 0),
+    S(cmpb0, DISPLACE_OUT_OF_LINE, 0),
+    S(cmpb1, DISPLACE_OUT_OF_LINE, 0),
+    S(cmpl, DISPLACE_OUT_OF_LINE, 0),
+    S(movq, DISPLACE_OUT_OF_LINE, 0),
+    S(store, DISPLACE_OUT_OF_LINE, 0),
+    S(push, DISPLACE_OUT_OF_LINE, 42),
+    S(push_r12, DISPLACE_OUT_OF_LINE, 43),
+    S(movimm, DISPLACE_OUT_OF_LINE, 0),
+    S(movabs, DISPLACE_OUT_OF_LINE, 0),
+    S(endbr, DISPLACE_EMULATE, 5),
+    S(nopw, DISPLACE_EMULATE, 6),
+    S(subrsp, DISPLACE_OUT_OF_LINE, 0),
+    S(cmpflags, DISPLACE_OUT_OF_LINE, 3, 5, 7),
+    S(jz8, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(jz32, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(jmp8, DISPLACE_EMULATE, 0),
+    S(jmp32, DISPLACE_EMULATE, 0),
+    S(loop, DISPLACE_OUT_OF_LINE, 1, 2, 3),
+    S(jrcxz, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(call, DISPLACE_OUT_OF_LINE, 0, 9),
+    S(ret, DISPLACE_OUT_OF_LINE, 77),
+    {"jmpreg", s_jmpreg, s_jmpreg_d, s_jmpreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
+    S(fs, DISPLACE_OUT_OF_LINE, 0),
+    {"vex", s_vex, s_vex_d, s_vex_e, DISPLACE_OUT_OF_LINE, {0}, 1, true, false},
+};
+
+typedef uint64_t (*snippet_fn)(uint64_t);
+
+/* `jmp *0(%rip); .quad dest`: how the test enters an emulated plan's new_pc. */
+static size_t put_abs_jump(uint8_t *p, uint64_t dest)
+{
+    static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
+    memcpy(p, jmp, sizeof(jmp));
+    memcpy(p + 6, &dest, 8);
+    return 14;
+}
+
+static uint64_t run_original(const struct snippet *s, uint8_t *a, uint64_t arg)
+{
+    size_t len = (size_t)(s->end - s->start);
+    memcpy(a, s->start, len);
+    __builtin___clear_cache((char *)a, (char *)a + len);
+    return ((snippet_fn)(uintptr_t)a)(arg);
+}
+
+static bool run_displaced(const struct snippet *s, uint8_t *a, uint8_t *b, uint64_t arg,
+                          uint64_t *result)
+{
+    size_t len = (size_t)(s->end - s->start), k = (size_t)(s->displaced - s->start);
+    memcpy(a, s->start, len);
+    memcpy(b, s->start, k);   /* the instructions before the displaced one */
+    struct displace_plan plan = x86_displace(a + k, len - k, (uintptr_t)(a + k), (uintptr_t)(b + k),
+                                             true);
+    CHECK(plan.kind == s->want, "%s: plan kind %d, want %d", s->name, plan.kind, s->want);
+    if (plan.kind == DISPLACE_EMULATE) {
+        put_abs_jump(b + k, plan.new_pc);
+    } else if (plan.kind == DISPLACE_OUT_OF_LINE) {
+        CHECK(plan.slot_len <= ARCH_DISPLACE_SLOT_MAX, "%s: slot too long", s->name);
+        memcpy(b + k, plan.slot_bytes, plan.slot_len);
+    } else {
+        return false;
+    }
+    __builtin___clear_cache((char *)a, (char *)a + len);
+    __builtin___clear_cache((char *)b, (char *)b + k + ARCH_DISPLACE_SLOT_MAX);
+    *result = ((snippet_fn)(uintptr_t)b)(arg);
+    return true;
+}
+
+/* Page B about 1 GiB after A: far enough that an unrewritten RIP-relative
+ * displacement would miss, near enough for a rewritten one. */
+static uint8_t *map_near(uint8_t *a)
+{
+    for (uint64_t dist = 1ull << 30; dist >= (1ull << 16); dist >>= 2) {
+        void *want = a + dist;
+        void *b = mmap(want, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (b == want)
+            return b;
+        if (b != MAP_FAILED)
+            munmap(b, 4096);
+    }
+    return NULL;
+}
+
+static void test_execution(void)
+{
+    uint8_t *a = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) {
+        printf("SKIP execution oracle: no writable executable mapping\n");
+        return;
+    }
+    uint8_t *b = map_near(a);
+    CHECK(b != NULL, "no page within reach of %p", (void *)a);
+    if (!b)
+        return;
+    printf("page A %p, page B %p (distance %#llx)\n", (void *)a, (void *)b,
+           (unsigned long long)(b - a));
+    __builtin_cpu_init();
+    unsigned runs = 0;
+    for (size_t n = 0; n < sizeof(snippets) / sizeof(snippets[0]); n++) {
+        const struct snippet *s = &snippets[n];
+        if (s->needs_avx && !__builtin_cpu_supports("avx"))
+            continue;
+        for (unsigned j = 0; j < s->n_args; j++) {
+            uint64_t arg = s->arg_is_page_a ? (uintptr_t)a : s->args[j];
+            uint64_t want = run_original(s, a, arg), got = 0;
+            if (!run_displaced(s, a, b, arg, &got))
+                continue;
+            runs++;
+            CHECK(got == want, "%s(%#llx): displaced %#llx, original %#llx", s->name,
+                  (unsigned long long)arg, (unsigned long long)got,
+                  (unsigned long long)want);
+        }
+    }
+    printf("%u displaced runs compared with the original\n", runs);
+    munmap(a, 4096);
+    munmap(b, 4096);
+}
+
+#endif /* __x86_64__ */
+
+/* Instructions that must not be displaced, and a RIP-relative operand whose
+ * slot is out of reach. */
+static void test_refusals(void)
+{
+    static const struct {
+        const char *what;
+        uint8_t bytes[16];
+        unsigned len;
+        bool mode64;
+    } refused[] = {
+        {"syscall", {0x0f, 0x05}, 2, true},
+        {"int3", {0xcc}, 1, true},
+        {"int $0x80", {0xcd, 0x80}, 2, false},
+        {"call *%rax", {0xff, 0xd0}, 2, true},
+        {"call *disp(%rip)", {0xff, 0x15, 0x10, 0, 0, 0}, 6, true},
+        {"lret", {0xcb}, 1, true},
+        {"ud2", {0x0f, 0x0b}, 2, true},
+        {"jmpw rel16", {0x66, 0xe9, 0x10, 0x00}, 4, false},
+        {"xbegin", {0xc7, 0xf8, 0, 0, 0, 0}, 6, true},
+        {"sysenter", {0x0f, 0x34}, 2, false},
+        {"truncated", {0x48, 0x8b}, 2, true},
+        {"rex before vex", {0x48, 0xc5, 0xf8, 0x77}, 4, true},
+    };
+    for (size_t n = 0; n < sizeof(refused) / sizeof(refused[0]); n++) {
+        struct displace_plan plan = x86_displace(refused[n].bytes, refused[n].len, 0x400000,
+                                                 0x500000, refused[n].mode64);
+        CHECK(plan.kind == DISPLACE_UNSUPPORTED, "%s: kind %d, want UNSUPPORTED", refused[n].what,
+              plan.kind);
+    }
+    /* mov 0x10(%rip),%rax with the slot 3 GiB away */
+    static const uint8_t mov_rip[7] = {0x48, 0x8b, 0x05, 0x10, 0, 0, 0};
+    struct displace_plan far = x86_displace(mov_rip, sizeof(mov_rip), 0x7f0000000000ull,
+                                            0x7f0000000000ull + (3ull << 30), true);
+    CHECK(far.kind == DISPLACE_UNSUPPORTED, "RIP-relative out of reach: kind %d", far.kind);
+    struct displace_plan near = x86_displace(mov_rip, sizeof(mov_rip), 0x7f0000000000ull,
+                                             0x7f0000000000ull + (1ull << 30), true);
+    CHECK(near.kind == DISPLACE_OUT_OF_LINE, "RIP-relative in reach: kind %d", near.kind);
+}
+
+/* i386 plans (the test runs them nowhere, so their bytes are checked):
+ * call rel32 becomes push imm32 + jmp rel32, jcc a jcc over a jmp. */
+static void test_i386_plans(void)
+{
+    /* call +0x10 at 0x8048000 */
+    static const uint8_t call[5] = {0xe8, 0x10, 0, 0, 0};
+    struct displace_plan p = x86_displace(call, sizeof(call), 0x8048000, 0x9000000, false);
+    static const uint8_t want_call[10] = {0x68, 0x05, 0x80, 0x04, 0x08,   /* push $0x8048005 */
+                                          0xe9, 0x0b, 0x80, 0x04, 0xff};  /* jmp 0x8048015 */
+    CHECK(p.kind == DISPLACE_OUT_OF_LINE && p.slot_len == sizeof(want_call) &&
+              memcmp(p.slot_bytes, want_call, sizeof(want_call)) == 0,
+          "i386 call rel32 plan");
+    /* push %ebp at 0x8048000: copy + jmp back to 0x8048001 */
+    static const uint8_t push[1] = {0x55};
+    p = x86_displace(push, sizeof(push), 0x8048000, 0x9000000, false);
+    static const uint8_t want_push[6] = {0x55, 0xe9, 0xfb, 0x7f, 0x04, 0xff};
+    CHECK(p.kind == DISPLACE_OUT_OF_LINE && p.slot_len == sizeof(want_push) &&
+              memcmp(p.slot_bytes, want_push, sizeof(want_push)) == 0,
+          "i386 push plan");
+    /* endbr32 */
+    static const uint8_t endbr32[4] = {0xf3, 0x0f, 0x1e, 0xfb};
+    p = x86_displace(endbr32, sizeof(endbr32), 0x8048000, 0x9000000, false);
+    CHECK(p.kind == DISPLACE_EMULATE && p.new_pc == 0x8048004, "endbr32 plan");
+}
+
+/* ---- real entry points ---- */
+
+struct entry_file {
+    const char *path;
+    bool mode64;
+    bool required;
+    const char *const *symbols;
+};
+
+static const char *const libc_symbols[] = {
+    "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+    "valloc", "pvalloc", "memalign", "mmap", "mmap64", "munmap", "mremap", "malloc_usable_size",
+    "strdup", "strndup", NULL};
+static const char *const cxx_symbols[] = {
+    "_Znwm", "_Znam", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm", "_ZnwmRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t", "_ZdlPvSt11align_val_t", "_ZdlPvmSt11align_val_t", NULL};
+static const char *const cxx32_symbols[] = {"_Znwj", "_Znaj", "_ZdlPv", "_ZdaPv", NULL};
+
+static const struct entry_file entry_files[] = {
+    {"/lib/x86_64-linux-gnu/libc.so.6", true, true, libc_symbols},
+    {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", true, true, cxx_symbols},
+    {"/usr/lib/musl/lib/libc.so", true, false, libc_symbols},
+    {"/usr/lib32/libc.so.6", false, false, libc_symbols},
+    {"/usr/lib32/libstdc++.so.6", false, false, cxx32_symbols},
+};
+
+/* File offset of a virtual address, through the PT_LOAD headers. */
+static bool vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+{
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return false;
+    for (size_t k = 0; k < n; k++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+            vaddr < ph.p_vaddr + ph.p_filesz) {
+            *offset = ph.p_offset + (vaddr - ph.p_vaddr);
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool find_dynsym(Elf *elf, const char *name, uint64_t *value)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        for (size_t k = 0; data && k < sh.sh_size / sh.sh_entsize; k++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, (int)k, &sym) || sym.st_shndx == SHN_UNDEF ||
+                GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+                continue;
+            const char *s = elf_strptr(elf, sh.sh_link, sym.st_name);
+            if (s && strcmp(s, name) == 0) {
+                *value = sym.st_value;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void print_bytes(const uint8_t *p, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        printf(" %02x", p[k]);
+}
+
+static void test_entry_points(void)
+{
+    elf_version(EV_CURRENT);
+    unsigned planned = 0;
+    for (size_t f = 0; f < sizeof(entry_files) / sizeof(entry_files[0]); f++) {
+        const struct entry_file *ef = &entry_files[f];
+        int fd = open(ef->path, O_RDONLY);
+        if (fd < 0) {
+            CHECK(!ef->required, "%s missing", ef->path);
+            printf("%s: not present, skipped\n", ef->path);
+            continue;
+        }
+        Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+        CHECK(elf != NULL, "%s: not ELF", ef->path);
+        for (unsigned s = 0; elf && ef->symbols[s]; s++) {
+            uint64_t addr, off;
+            if (!find_dynsym(elf, ef->symbols[s], &addr))
+                continue;
+            uint8_t code[ARCH_INSN_MAX];
+            ssize_t got = -1;
+            if (vaddr_to_offset(elf, addr, &off))
+                got = pread(fd, code, sizeof(code), (off_t)off);
+            CHECK(got > 0, "%s: cannot read %s", ef->path, ef->symbols[s]);
+            if (got <= 0)
+                continue;
+            /* The engine maps the slot page near the library: 1 MiB below. */
+            uint64_t slot = (addr & ~0xfffull) - 0x100000 + 0x40;
+            if (!ef->mode64)
+                slot &= 0xffffffffu;
+            struct displace_plan p = x86_displace(code, (size_t)got, addr, slot, ef->mode64);
+            static const char *const kinds[] = {"UNSUPPORTED", "EMULATE", "OUT_OF_LINE"};
+            printf("%-28s %-24s %-11s", ef->path + (strrchr(ef->path, '/') - ef->path) + 1,
+                   ef->symbols[s], kinds[p.kind]);
+            print_bytes(code, p.insn_len ? p.insn_len : 1);
+            printf("\n");
+            CHECK(p.kind != DISPLACE_UNSUPPORTED, "%s %s cannot be displaced", ef->path,
+                  ef->symbols[s]);
+            CHECK(p.slot_len <= ARCH_DISPLACE_SLOT_MAX, "%s %s slot too long", ef->path,
+                  ef->symbols[s]);
+            planned++;
+        }
+        if (elf)
+            elf_end(elf);
+        close(fd);
+    }
+    CHECK(planned >= 20, "only %u entry points planned", planned);
+    printf("%u entry points planned\n", planned);
+}
+
+int main(void)
+{
+#if defined(__x86_64__)
+    test_execution();
+#else
+    printf("SKIP execution oracle: not an x86_64 build\n");
+#endif
+    test_refusals();
+    test_i386_plans();
+    test_entry_points();
+    if (failures) {
+        printf("%d failures\n", failures);
+        return 1;
+    }
+    printf("all passed\n");
+    return 0;
+}
+
+#else /* not x86 */
+#include <stdio.h>
+
+int main(void)
+{
+    printf("x86 decoder is not built for this CPU\n");
+    return 77;
+}
+#endif
