@@ -1,0 +1,278 @@
+/* The line-table reader against elfutils: for each ELF file (arguments, or
+ * by default this test binary and libc's build-id debug file) sample
+ * addresses from the line programs themselves (row starts, one before,
+ * one after) and at random in .text, resolve them with line_index and with
+ * `eu-addr2line -e FILE`, and require the same file:line wherever
+ * eu-addr2line knows one.  Sections are loaded with libelf, independently of
+ * memtrace's own ELF reader.  Exit 77 when eu-addr2line is missing. */
+#include <gelf.h>
+#include <libelf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "target/dwarf/line_header.h"
+#include "target/dwarf/line_index.h"
+#include "target/dwarf/line_program.h"
+
+struct loaded {
+    int fd;
+    Elf *elf;
+    struct dwarf_sections secs;
+    uint64_t text_lo, text_hi;
+};
+
+static struct dwarf_span *span_for(struct dwarf_sections *s, const char *name)
+{
+    static const struct { const char *name; size_t off; } map[] = {
+        { ".debug_info", offsetof(struct dwarf_sections, info) },
+        { ".debug_abbrev", offsetof(struct dwarf_sections, abbrev) },
+        { ".debug_line", offsetof(struct dwarf_sections, line) },
+        { ".debug_line_str", offsetof(struct dwarf_sections, line_str) },
+        { ".debug_str", offsetof(struct dwarf_sections, str) },
+        { ".debug_str_offsets", offsetof(struct dwarf_sections, str_offsets) },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(map[i].name, name) == 0)
+            return (struct dwarf_span *)((char *)s + map[i].off);
+    return NULL;
+}
+
+static bool load(const char *path, struct loaded *l)
+{
+    memset(l, 0, sizeof(*l));
+    l->fd = open(path, O_RDONLY);
+    if (l->fd < 0)
+        return false;
+    l->elf = elf_begin(l->fd, ELF_C_READ, NULL);
+    size_t shstrndx;
+    if (!l->elf || elf_getshdrstrndx(l->elf, &shstrndx) != 0)
+        return false;
+    l->secs.big_endian = elf_getident(l->elf, NULL)[EI_DATA] == ELFDATA2MSB;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(l->elf, scn))) {
+        GElf_Shdr sh;
+        gelf_getshdr(scn, &sh);
+        const char *name = elf_strptr(l->elf, shstrndx, sh.sh_name);
+        if (!name)
+            continue;
+        if (strcmp(name, ".text") == 0) {
+            l->text_lo = sh.sh_addr;
+            l->text_hi = sh.sh_addr + sh.sh_size;
+        }
+        struct dwarf_span *span = span_for(&l->secs, name);
+        if (!span || sh.sh_type == SHT_NOBITS)
+            continue;
+        if (sh.sh_flags & SHF_COMPRESSED)
+            elf_compress(scn, 0, 0);
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (d) {
+            span->data = d->d_buf;
+            span->size = d->d_size;
+        }
+    }
+    return l->secs.line.data != NULL;
+}
+
+/* Addresses to try: rows of every line program, and random .text ones. */
+struct samples {
+    uint64_t *addr;
+    size_t n, cap;
+};
+
+static void add_sample(struct samples *s, uint64_t a)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 1024;
+        s->addr = realloc(s->addr, s->cap * sizeof(*s->addr));
+    }
+    s->addr[s->n++] = a;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void sample(const struct loaded *l, size_t want, struct samples *out)
+{
+    struct samples rows = { 0 };
+    uint64_t off = 0;
+    while (off < l->secs.line.size) {
+        struct line_header h;
+        bool ok = line_header_parse(&l->secs, off, 8, &h);
+        if (ok) {
+            struct line_program p;
+            struct line_row row;
+            line_program_start(&p, &l->secs, &h, h.program_offset);
+            while (line_program_next(&p, &row))
+                if (row.address != 0)
+                    add_sample(&rows, row.address);
+        }
+        if (h.end <= off)
+            break;
+        off = h.end;
+    }
+    for (size_t i = 0; i < want && rows.n; i++) {
+        uint64_t a = rows.addr[rng() % rows.n];
+        add_sample(out, a + (uint64_t)(int64_t)((int)(rng() % 3) - 1));
+    }
+    if (l->text_hi > l->text_lo)
+        for (size_t i = 0; i < want / 4; i++)
+            add_sample(out, l->text_lo + rng() % (l->text_hi - l->text_lo));
+    free(rows.addr);
+}
+
+/* eu-addr2line prints file:line:column; compare without the column. */
+static void strip_column(char *s)
+{
+    s[strcspn(s, "\n")] = 0;
+    char *last = strrchr(s, ':');
+    if (!last || last == s)
+        return;
+    char *prev = last - 1;
+    while (prev > s && *prev != ':')
+        prev--;
+    if (*prev != ':')
+        return;
+    if (strspn(last + 1, "0123456789") == strlen(last + 1) && strspn(prev + 1, "0123456789") == (size_t)(last - prev - 1))
+        *last = 0;
+}
+
+static int check_file(const char *path, size_t want)
+{
+    struct loaded l;
+    if (!load(path, &l)) {
+        printf("%s: cannot load .debug_line with libelf\n", path);
+        return 1;
+    }
+    struct line_index *idx = line_index_build(&l.secs);
+    struct samples s = { 0 };
+    sample(&l, want, &s);
+
+    size_t agree = 0, mismatch = 0, eu_unknown = 0, both_unknown = 0;
+    const size_t batch = 300;
+    for (size_t base = 0; base < s.n; base += batch) {
+        size_t n = s.n - base < batch ? s.n - base : batch;
+        size_t cmdlen = strlen(path) + 64 + n * 20;
+        char *cmd = malloc(cmdlen);
+        size_t used = (size_t)snprintf(cmd, cmdlen, "eu-addr2line -e '%s'", path);
+        for (size_t i = 0; i < n; i++)
+            used += (size_t)snprintf(cmd + used, cmdlen - used, " 0x%" PRIx64, s.addr[base + i]);
+        FILE *f = popen(cmd, "r");
+        char oracle[2048];
+        for (size_t i = 0; i < n; i++) {
+            if (!f || !fgets(oracle, sizeof(oracle), f)) {
+                printf("%s: eu-addr2line gave too few lines\n", path);
+                return 1;
+            }
+            strip_column(oracle);
+            uint64_t a = s.addr[base + i];
+            struct line_location loc;
+            char ours[LINE_PATH_MAX + 32] = "??:0";
+            if (line_index_lookup(idx, a, &loc))
+                snprintf(ours, sizeof(ours), "%s:%u", loc.file[0] ? loc.file : "??", loc.line);
+            size_t olen = strlen(oracle);
+            bool oracle_knows = strcmp(oracle, "??:0") != 0 && !(olen >= 2 && strcmp(oracle + olen - 2, ":0") == 0);
+            if (!oracle_knows) {
+                eu_unknown++;
+                if (strcmp(ours, "??:0") == 0)
+                    both_unknown++;
+                continue;
+            }
+            if (strcmp(oracle, ours) == 0) {
+                agree++;
+            } else {
+                if (mismatch < 10)
+                    printf("  MISMATCH 0x%" PRIx64 ": eu-addr2line %s, ours %s\n", a, oracle, ours);
+                mismatch++;
+            }
+        }
+        if (f)
+            pclose(f);
+        free(cmd);
+    }
+    printf("%s: %zu sequences, %zu units, index %zu bytes; %zu addresses: %zu agree, %zu mismatch, "
+           "%zu unknown to eu-addr2line (%zu unknown to us too)\n",
+           path, line_index_sequence_count(idx), line_index_unit_count(idx), line_index_memory(idx), s.n,
+           agree, mismatch, eu_unknown, both_unknown);
+    line_index_free(idx);
+    free(s.addr);
+    elf_end(l.elf);
+    close(l.fd);
+    return mismatch || agree == 0 ? 1 : 0;
+}
+
+static char *libc_debug_file(void)
+{
+    const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+    int fd = open(libc, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    char *result = NULL;
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+        while ((scn = elf_nextscn(e, scn))) {
+            GElf_Shdr sh;
+            gelf_getshdr(scn, &sh);
+            if (sh.sh_type != SHT_NOTE)
+                continue;
+            Elf_Data *d = elf_getdata(scn, NULL);
+            GElf_Nhdr nh;
+            size_t off = 0, name_off, desc_off;
+            while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+                if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2)
+                    continue;
+                const uint8_t *id = (const uint8_t *)d->d_buf + desc_off;
+                char path[256];
+                int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+                for (size_t i = 1; i < nh.n_descsz; i++)
+                    n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
+                snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+                if (access(path, R_OK) == 0)
+                    result = strdup(path);
+            }
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return result;
+}
+
+int main(int argc, char **argv)
+{
+    elf_version(EV_CURRENT);
+    if (system("eu-addr2line --version >/dev/null 2>&1") != 0) {
+        printf("eu-addr2line (elfutils) is not installed\n");
+        return 77;
+    }
+    size_t want = getenv("MT_LINE_SAMPLES") ? (size_t)atol(getenv("MT_LINE_SAMPLES")) : 2000;
+    int failed = 0;
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            failed |= check_file(argv[i], want);
+    } else {
+        /* eu-addr2line must see this file, not its own /proc/self/exe. */
+        char *self = realpath("/proc/self/exe", NULL);
+        failed |= check_file(self ? self : "/proc/self/exe", want);
+        free(self);
+        char *libc = libc_debug_file();
+        if (libc)
+            failed |= check_file(libc, want);
+        else
+            printf("libc6-dbg debug file not found: libc not checked\n");
+        free(libc);
+    }
+    printf(failed ? "FAILED\n" : "all agree\n");
+    return failed;
+}
