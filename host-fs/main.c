@@ -1,0 +1,267 @@
+/* memtrace-fs: serves the files of one or more sysroots to memtrace targets,
+ * read-only and by range, and publishes itself with DNS-SD. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "host-fs/lookup.h"
+#include "shared/wire_net.h"
+#include "host-fs/publish.h"
+#include "host-fs/session.h"
+#include "shared/log.h"
+#include "shared/wire.h"
+#include "shared/xalloc.h"
+
+#define MTFS_VERSION "0.1"
+#define MAX_CLIENTS 64
+
+/* Written by the signal handler, read by every loop. */
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stopping = 1;
+}
+
+struct options {
+    const char *port;
+    const char *connect;
+    const char *name;
+    bool no_mdns;
+    bool quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memtrace-fs [OPTIONS] SYSROOT...\n"
+            "Serves the files of SYSROOTs to memtrace targets (read-only, by range).\n"
+            "  -p, --port PORT             listen port (default %d; 0 picks one)\n"
+            "  -c, --connect HOST[:PORT]   reversed roles: connect to a memtrace -l\n"
+            "  -n, --no-mdns               do not publish with DNS-SD\n"
+            "  -N, --name NAME             DNS-SD instance name\n"
+            "                              (default \"memtrace-fs on HOSTNAME\")\n"
+            "  -q, --quiet                 only warnings and errors\n"
+            "  -h, --help                  this text\n"
+            "  -V, --version               version\n",
+            WIRE_DEFAULT_PORT);
+}
+
+static void open_sysroots(int argc, char **argv, struct sysroot_set *set)
+{
+    set->items = xcalloc((size_t)argc, sizeof(*set->items));
+    for (int i = 0; i < argc; i++) {
+        char *canon = realpath(argv[i], NULL);
+        int fd = canon ? open(canon, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            mt_error("sysroot %s: %s", argv[i], strerror(errno));
+            exit(2);
+        }
+        set->items[set->count].path = canon;
+        set->items[set->count].fd = fd;
+        set->count++;
+    }
+}
+
+static void close_sysroots(struct sysroot_set *set)
+{
+    for (int i = 0; i < set->count; i++) {
+        close(set->items[i].fd);
+        free(set->items[i].path);
+    }
+    free(set->items);
+}
+
+struct client_thread {
+    const struct session_config *cfg;
+    int fd;
+    char peer[96];
+};
+
+static atomic_int live_clients;
+
+static void *client_main(void *arg)
+{
+    struct client_thread *ct = arg;
+    session_serve(ct->cfg, ct->fd, ct->peer);
+    free(ct);
+    atomic_fetch_sub(&live_clients, 1);
+    return NULL;
+}
+
+static void start_client(const struct session_config *cfg, int fd, const char *peer)
+{
+    if (atomic_fetch_add(&live_clients, 1) >= MAX_CLIENTS) {
+        atomic_fetch_sub(&live_clients, 1);
+        mt_warn("%s: refused: already serving %d targets", peer, MAX_CLIENTS);
+        close(fd);
+        return;
+    }
+    struct client_thread *ct = xcalloc(1, sizeof(*ct));
+    ct->cfg = cfg;
+    ct->fd = fd;
+    snprintf(ct->peer, sizeof(ct->peer), "%s", peer);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    if (pthread_create(&t, &attr, client_main, ct) != 0) {
+        mt_warn("%s: cannot start a thread", peer);
+        close(fd);
+        free(ct);
+        atomic_fetch_sub(&live_clients, 1);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static int serve_listening(const struct session_config *cfg, int lfd)
+{
+    while (!stopping) {
+        char peer[96];
+        int fd = wire_accept(lfd, 500, peer, sizeof(peer));
+        if (fd >= 0)
+            start_client(cfg, fd, peer);
+    }
+    return 0;
+}
+
+/* Reversed roles: keep a connection to the listening memtrace, reconnecting
+ * when it drops, until we are stopped. */
+static int serve_connecting(const struct session_config *cfg, const char *spec)
+{
+    bool said = false;
+    while (!stopping) {
+        char err[256];
+        int fd = wire_connect(spec, WIRE_DEFAULT_PORT, 5000, err, sizeof(err));
+        if (fd < 0) {
+            if (!said)
+                mt_warn("%s; retrying every second", err);
+            said = true;
+            for (int i = 0; i < 10 && !stopping; i++)
+                usleep(100 * 1000);
+            continue;
+        }
+        said = false;
+        session_serve(cfg, fd, spec);
+    }
+    return 0;
+}
+
+static char *sysroots_txt(const struct sysroot_set *set)
+{
+    size_t n = 1;
+    for (int i = 0; i < set->count; i++)
+        n += strlen(set->items[i].path) + 1;
+    char *s = xcalloc(1, n);
+    for (int i = 0; i < set->count; i++) {
+        if (i)
+            strcat(s, ",");
+        strcat(s, set->items[i].path);
+    }
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    log_set_program("memtrace-fs");
+    struct options o = { .port = NULL };
+    static const struct option longopts[] = {
+        { "port", required_argument, NULL, 'p' },
+        { "connect", required_argument, NULL, 'c' },
+        { "no-mdns", no_argument, NULL, 'n' },
+        { "name", required_argument, NULL, 'N' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "+p:c:nN:qhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': o.port = optarg; break;
+        case 'c': o.connect = optarg; break;
+        case 'n': o.no_mdns = true; break;
+        case 'N': o.name = optarg; break;
+        case 'q': o.quiet = true; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("memtrace-fs %s (protocol %d)\n", MTFS_VERSION, WIRE_VERSION); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        mt_error("no SYSROOT given");
+        usage(stderr);
+        return 2;
+    }
+    log_set_quiet(o.quiet);
+    uint16_t port = WIRE_DEFAULT_PORT;
+    if (o.port) {
+        char *end;
+        long v = strtol(o.port, &end, 10);
+        if (*o.port == 0 || *end || v < 0 || v > 65535) {
+            mt_error("bad port: %s", o.port);
+            return 2;
+        }
+        port = (uint16_t)v;
+    }
+    struct sysroot_set set = { 0 };
+    open_sysroots(argc - optind, argv + optind, &set);
+
+    char host[256] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    char name[300];
+    snprintf(name, sizeof(name), "memtrace-fs on %s", host);
+    if (o.name)
+        snprintf(name, sizeof(name), "%s", o.name);
+
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct session_config cfg = { .sysroots = &set, .server_name = name, .stopping = &stopping };
+    int rc = 0;
+    if (o.connect) {
+        mt_info("serving %d sysroot(s) to %s", set.count, o.connect);
+        rc = serve_connecting(&cfg, o.connect);
+    } else {
+        char err[256];
+        int lfd = wire_listen(NULL, port, err, sizeof(err));
+        if (lfd < 0) {
+            mt_error("%s", err);
+            close_sysroots(&set);
+            return 1;
+        }
+        port = wire_local_port(lfd);
+        mt_info("serving %d sysroot(s) on port %u", set.count, port);
+        struct publisher *pub = NULL;
+        if (!o.no_mdns) {
+            char *txt = sysroots_txt(&set);
+            pub = publisher_start(name, port, txt);
+            free(txt);
+            if (!pub)
+                mt_warn("cannot start the DNS-SD publisher; serving anyway");
+        }
+        rc = serve_listening(&cfg, lfd);
+        publisher_stop(pub);
+        close(lfd);
+    }
+    /* Sessions notice "stopping" within half a second. */
+    for (int i = 0; i < 40 && atomic_load(&live_clients) > 0; i++)
+        usleep(50 * 1000);
+    if (atomic_load(&live_clients) == 0)
+        close_sysroots(&set);
+    return rc;
+}

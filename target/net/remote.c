@@ -1,0 +1,341 @@
+/* The remote file_provider and its byte_sources (see remote.h). */
+#include "target/net/remote.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shared/wire.h"
+#include "shared/wire_net.h"
+#include "shared/xalloc.h"
+#include "target/net/remote_conn.h"
+
+/* Each source caches a few blocks: ELF and DWARF readers come back to the
+ * same headers and tables again and again.  Bounded: 4 x 64 KiB per file. */
+#define BLOCK_SIZE (64u * 1024u)
+#define CACHE_BLOCKS 4
+
+enum open_kind { OPEN_PATH, OPEN_BUILD_ID, OPEN_DEBUGLINK };
+
+struct cache_block {
+    uint8_t *data;  /* NULL until first used */
+    uint64_t index; /* block number in the file */
+    uint32_t len;
+    uint64_t last_use;
+    bool valid;
+};
+
+struct remote_source {
+    struct byte_source base;
+    struct remote_conn *conn;
+    uint32_t handle;
+    unsigned generation; /* of conn when handle was given */
+    enum open_kind kind; /* how to open it again after a reconnect */
+    char *path;          /* path, or debuglink object path */
+    char *link_name;
+    uint32_t crc;
+    uint8_t id[WIRE_MAX_BUILD_ID]; /* asked build-id */
+    size_t id_len;
+    uint8_t file_id[WIRE_MAX_BUILD_ID]; /* build-id memtrace-fs reported */
+    size_t file_id_len;
+    struct cache_block cache[CACHE_BLOCKS];
+    uint64_t tick;
+};
+
+struct remote_provider {
+    struct file_provider base;
+    struct file_provider_ops ops; /* a copy per provider, for its name */
+    char name[300];
+    struct remote_conn *conn;
+};
+
+static const struct byte_source_ops remote_source_ops;
+
+static void encode_open(struct remote_conn *c, const struct remote_source *s)
+{
+    switch (s->kind) {
+    case OPEN_PATH:
+        wire_encode_open_path(&c->out, s->path);
+        break;
+    case OPEN_BUILD_ID:
+        wire_encode_open_build_id(&c->out, s->id, s->id_len);
+        break;
+    case OPEN_DEBUGLINK:
+        wire_encode_open_debuglink(&c->out, s->path, s->link_name, s->crc);
+        break;
+    }
+}
+
+/* Gets a handle valid on the current connection, reopening after a reconnect
+ * and refusing a file that changed meanwhile. */
+static int ensure_handle(struct remote_source *s)
+{
+    struct remote_conn *c = s->conn;
+    if (remote_conn_is_up(c) && s->generation == c->generation)
+        return 0;
+    encode_open(c, s);
+    int r = remote_conn_call(c, WIRE_OPENED);
+    if (r < 0)
+        return r;
+    s->handle = c->msg.handle;
+    s->generation = c->generation;
+    if (c->msg.size != s->base.size || c->msg.build_id_len != s->file_id_len ||
+        memcmp(c->msg.build_id, s->file_id, s->file_id_len) != 0)
+        return -ESTALE; /* a different file now: nothing read from it may be mixed in */
+    return 0;
+}
+
+/* Reads [off, off+len) straight from the server, len <= REMOTE_MAX_CHUNK. */
+static int fetch(struct remote_source *s, uint64_t off, void *buf, uint32_t len)
+{
+    int r = ensure_handle(s);
+    if (r < 0)
+        return r;
+    struct remote_conn *c = s->conn;
+    wire_encode_read(&c->out, s->handle, off, len);
+    r = remote_conn_call(c, WIRE_DATA);
+    if (r < 0)
+        return r;
+    if (c->msg.length != len || wire_data_unpack(&c->msg, buf, len) < 0)
+        return -EPROTO;
+    c->stats.file_bytes += len;
+    return 0;
+}
+
+static struct cache_block *get_block(struct remote_source *s, uint64_t index, int *err)
+{
+    struct cache_block *victim = &s->cache[0];
+    for (int i = 0; i < CACHE_BLOCKS; i++) {
+        struct cache_block *b = &s->cache[i];
+        if (b->valid && b->index == index) {
+            b->last_use = ++s->tick;
+            return b;
+        }
+        if (!b->valid || (victim->valid && b->last_use < victim->last_use))
+            victim = b;
+    }
+    uint64_t off = index * BLOCK_SIZE;
+    uint64_t left = s->base.size - off;
+    uint32_t len = left < BLOCK_SIZE ? (uint32_t)left : BLOCK_SIZE;
+    if (!victim->data)
+        victim->data = xmalloc(BLOCK_SIZE);
+    victim->valid = false;
+    *err = fetch(s, off, victim->data, len);
+    if (*err < 0)
+        return NULL;
+    victim->valid = true;
+    victim->index = index;
+    victim->len = len;
+    victim->last_use = ++s->tick;
+    return victim;
+}
+
+static int remote_source_read(struct byte_source *src, uint64_t off, void *buf, size_t len)
+{
+    struct remote_source *s = (struct remote_source *)src;
+    uint8_t *out = buf;
+    /* Big reads (a whole .debug_line) go around the cache in big requests. */
+    if (len >= 2 * BLOCK_SIZE) {
+        while (len > 0) {
+            uint32_t n = len < REMOTE_MAX_CHUNK ? (uint32_t)len : REMOTE_MAX_CHUNK;
+            int r = fetch(s, off, out, n);
+            if (r < 0)
+                return r;
+            off += n;
+            out += n;
+            len -= n;
+        }
+        return 0;
+    }
+    while (len > 0) {
+        uint64_t index = off / BLOCK_SIZE;
+        int err = 0;
+        struct cache_block *b = get_block(s, index, &err);
+        if (!b)
+            return err;
+        uint64_t in_block = off - index * BLOCK_SIZE;
+        if (in_block >= b->len)
+            return -EIO;
+        size_t n = b->len - in_block;
+        if (n > len)
+            n = len;
+        memcpy(out, b->data + in_block, n);
+        out += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static void remote_source_close(struct byte_source *src)
+{
+    struct remote_source *s = (struct remote_source *)src;
+    struct remote_conn *c = s->conn;
+    /* Only on the connection that gave the handle; never reconnect to close. */
+    if (remote_conn_is_up(c) && s->generation == c->generation) {
+        wire_encode_close(&c->out, s->handle);
+        remote_conn_call(c, WIRE_CLOSED);
+    }
+    for (int i = 0; i < CACHE_BLOCKS; i++)
+        free(s->cache[i].data);
+    remote_conn_unref(c);
+    free(s->path);
+    free(s->link_name);
+    free(s->base.name);
+    free(s);
+}
+
+static const struct byte_source_ops remote_source_ops = {
+    .read = remote_source_read,
+    .close = remote_source_close,
+};
+
+size_t remote_source_build_id(const struct byte_source *src, uint8_t *id, size_t max)
+{
+    if (!src || src->ops != &remote_source_ops)
+        return 0;
+    const struct remote_source *s = (const struct remote_source *)src;
+    if (s->file_id_len == 0 || s->file_id_len > max)
+        return 0;
+    memcpy(id, s->file_id, s->file_id_len);
+    return s->file_id_len;
+}
+
+static struct byte_source *open_remote(struct remote_provider *p, struct remote_source *s,
+                                       const char *display)
+{
+    s->conn = p->conn;
+    encode_open(p->conn, s);
+    if (remote_conn_call(p->conn, WIRE_OPENED) < 0) {
+        free(s->path);
+        free(s->link_name);
+        free(s);
+        return NULL;
+    }
+    struct remote_conn *c = p->conn;
+    remote_conn_ref(c);
+    s->base.ops = &remote_source_ops;
+    s->base.size = c->msg.size;
+    size_t n = strlen(display) + strlen(c->spec) + 8;
+    s->base.name = xmalloc(n);
+    snprintf(s->base.name, n, "%s:%s", c->spec, display);
+    s->handle = c->msg.handle;
+    s->generation = c->generation;
+    s->file_id_len = c->msg.build_id_len;
+    memcpy(s->file_id, c->msg.build_id, s->file_id_len);
+    return &s->base;
+}
+
+static struct byte_source *rp_open_path(struct file_provider *fp, const char *abs_path)
+{
+    struct remote_provider *p = (struct remote_provider *)fp;
+    struct remote_source *s = xcalloc(1, sizeof(*s));
+    s->kind = OPEN_PATH;
+    s->path = xstrdup(abs_path);
+    return open_remote(p, s, abs_path);
+}
+
+static struct byte_source *rp_open_build_id(struct file_provider *fp, const uint8_t *id,
+                                            size_t len)
+{
+    struct remote_provider *p = (struct remote_provider *)fp;
+    if (len == 0 || len > WIRE_MAX_BUILD_ID)
+        return NULL;
+    struct remote_source *s = xcalloc(1, sizeof(*s));
+    s->kind = OPEN_BUILD_ID;
+    memcpy(s->id, id, len);
+    s->id_len = len;
+    char display[16 + 2 * WIRE_MAX_BUILD_ID] = "build-id:";
+    for (size_t i = 0; i < len; i++)
+        snprintf(display + 9 + 2 * i, 3, "%02x", id[i]);
+    return open_remote(p, s, display);
+}
+
+static struct byte_source *rp_open_debuglink(struct file_provider *fp, const char *obj_path,
+                                             const char *name, uint32_t crc)
+{
+    struct remote_provider *p = (struct remote_provider *)fp;
+    struct remote_source *s = xcalloc(1, sizeof(*s));
+    s->kind = OPEN_DEBUGLINK;
+    s->path = xstrdup(obj_path);
+    s->link_name = xstrdup(name);
+    s->crc = crc;
+    return open_remote(p, s, name);
+}
+
+static void rp_destroy(struct file_provider *fp)
+{
+    struct remote_provider *p = (struct remote_provider *)fp;
+    remote_conn_unref(p->conn);
+    free(p);
+}
+
+int remote_provider_stats(struct file_provider *fp, struct remote_stats *out)
+{
+    if (!fp || fp->ops->destroy != rp_destroy)
+        return -1;
+    *out = ((struct remote_provider *)fp)->conn->stats;
+    return 0;
+}
+
+static struct file_provider *provider_new(struct remote_conn *c)
+{
+    struct remote_provider *p = xcalloc(1, sizeof(*p));
+    p->conn = c;
+    snprintf(p->name, sizeof(p->name), "memtrace-fs %s", c->spec);
+    p->ops = (struct file_provider_ops){
+        .open_path = rp_open_path,
+        .open_build_id = rp_open_build_id,
+        .open_debuglink = rp_open_debuglink,
+        .destroy = rp_destroy,
+        .name = p->name,
+    };
+    p->base.ops = &p->ops;
+    return &p->base;
+}
+
+struct file_provider *remote_provider_connect(const char *host_port, int timeout_ms, char *err,
+                                              size_t errlen)
+{
+    struct remote_conn *c = remote_conn_new(host_port, -1, timeout_ms);
+    if (remote_conn_open(c, err, errlen) < 0) {
+        remote_conn_unref(c);
+        return NULL;
+    }
+    return provider_new(c);
+}
+
+struct file_provider *remote_provider_listen(const char *addr_port, int timeout_ms, char *err,
+                                             size_t errlen)
+{
+    char addr[256] = "";
+    uint16_t port = REMOTE_DEFAULT_PORT;
+    if (addr_port[0] == ':') {
+        /* ":PORT": every address */
+        char *end;
+        unsigned long v = strtoul(addr_port + 1, &end, 10);
+        if (*end || v == 0 || v > 65535) {
+            snprintf(err, errlen, "bad listen address \"%s\"", addr_port);
+            return NULL;
+        }
+        port = (uint16_t)v;
+    } else if (addr_port[0] &&
+               wire_split_host_port(addr_port, addr, sizeof(addr), &port,
+                                    REMOTE_DEFAULT_PORT) < 0) {
+        snprintf(err, errlen, "bad listen address \"%s\" (ADDR[:PORT] expected)", addr_port);
+        return NULL;
+    }
+    int lfd = wire_listen(addr[0] ? addr : NULL, port, err, errlen);
+    if (lfd < 0)
+        return NULL;
+    char spec[300];
+    snprintf(spec, sizeof(spec), "%s:%u", addr[0] ? addr : "*", wire_local_port(lfd));
+    struct remote_conn *c = remote_conn_new(spec, lfd, timeout_ms);
+    if (remote_conn_open(c, err, errlen) < 0) {
+        remote_conn_unref(c);
+        return NULL;
+    }
+    return provider_new(c);
+}

@@ -1,0 +1,149 @@
+#include "target/net/remote_conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "shared/wire_net.h"
+#include "shared/xalloc.h"
+
+/* Do not make every symbol lookup wait for a host that is gone. */
+#define RETRY_INTERVAL_MS 1000
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout_ms)
+{
+    struct remote_conn *c = xcalloc(1, sizeof(*c));
+    c->refs = 1;
+    c->fd = -1;
+    c->listen_fd = listen_fd;
+    snprintf(c->spec, sizeof(c->spec), "%s", spec);
+    c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    c->payload_cap = REMOTE_MAX_CHUNK + 1024;
+    c->payload = xmalloc(c->payload_cap);
+    return c;
+}
+
+void remote_conn_ref(struct remote_conn *c) { c->refs++; }
+
+static void drop(struct remote_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->next_try_ms = now_ms() + RETRY_INTERVAL_MS;
+}
+
+void remote_conn_unref(struct remote_conn *c)
+{
+    if (!c || --c->refs > 0)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    if (c->listen_fd >= 0)
+        close(c->listen_fd);
+    wire_buf_free(&c->out);
+    free(c->payload);
+    free(c);
+}
+
+bool remote_conn_is_up(const struct remote_conn *c) { return c->fd >= 0; }
+
+int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
+{
+    int fd;
+    if (c->listen_fd >= 0) {
+        char peer[96];
+        fd = wire_accept(c->listen_fd, c->timeout_ms, peer, sizeof(peer));
+        if (fd < 0) {
+            snprintf(err, errlen, "no memtrace-fs connected to %s: %s", c->spec,
+                     strerror(errno));
+            return -1;
+        }
+    } else {
+        fd = wire_connect(c->spec, REMOTE_DEFAULT_PORT, c->timeout_ms, err, errlen);
+        if (fd < 0)
+            return -1;
+    }
+    char me[128] = "memtrace";
+    char host[64];
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = 0;
+        snprintf(me, sizeof(me), "memtrace on %s", host);
+    }
+    if (wire_handshake(fd, me, NULL, 0, c->timeout_ms, err, errlen) < 0) {
+        close(fd);
+        return -1;
+    }
+    if (c->generation > 0)
+        c->stats.reconnects++;
+    c->fd = fd;
+    c->generation++;
+    c->said_down = false;
+    return 0;
+}
+
+static int ensure_up(struct remote_conn *c)
+{
+    if (c->fd >= 0)
+        return 0;
+    if (now_ms() < c->next_try_ms)
+        return -ENOTCONN;
+    char err[256];
+    if (remote_conn_open(c, err, sizeof(err)) < 0) {
+        c->next_try_ms = now_ms() + RETRY_INTERVAL_MS;
+        if (!c->said_down)
+            mt_warn("memtrace-fs %s: %s; going on without it, retrying now and then", c->spec,
+                    err);
+        c->said_down = true;
+        return -ENOTCONN;
+    }
+    mt_info("memtrace-fs %s: connected again", c->spec);
+    return 0;
+}
+
+static int fail(struct remote_conn *c, int e, const char *what)
+{
+    if (!c->said_down)
+        mt_warn("memtrace-fs %s: %s: %s; will reconnect", c->spec, what, strerror(e));
+    c->said_down = true;
+    drop(c);
+    return -e;
+}
+
+int remote_conn_call(struct remote_conn *c, uint8_t expect)
+{
+    int r = ensure_up(c);
+    if (r < 0)
+        return r;
+    if (wire_send(c->fd, &c->out, c->timeout_ms) < 0)
+        return fail(c, errno, "sending");
+    c->stats.requests++;
+    c->stats.bytes_sent += c->out.len;
+    uint32_t len;
+    uint8_t type, flags;
+    if (wire_recv(c->fd, c->payload, c->payload_cap, &len, &type, &flags, c->timeout_ms) < 0)
+        return fail(c, errno, "receiving");
+    c->stats.bytes_received += WIRE_HEADER_SIZE + len;
+    const char *why = NULL;
+    if (wire_decode(type, flags, c->payload, len, &c->msg, &why) < 0) {
+        if (!c->said_down)
+            mt_warn("memtrace-fs %s: bad reply: %s", c->spec, why);
+        return fail(c, EPROTO, "bad reply");
+    }
+    if (type == WIRE_ERROR)
+        return -wire_error_to_errno(c->msg.error);
+    if (type != expect)
+        return fail(c, EPROTO, "unexpected reply");
+    return 0;
+}

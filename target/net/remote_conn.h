@@ -1,0 +1,45 @@
+/* The connection under a remote provider: (re)connecting, one request and its
+ * reply at a time, and the traffic counters.  Shared by the provider and the
+ * byte_sources it opened (reference counted: sources may outlive it). */
+#ifndef MT_NET_REMOTE_CONN_H
+#define MT_NET_REMOTE_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shared/wire.h"
+#include "target/net/remote.h"
+
+struct remote_conn {
+    int refs;
+    int fd;           /* -1 while disconnected */
+    int listen_fd;    /* listen mode: where memtrace-fs connects in; else -1 */
+    char spec[272];   /* HOST:PORT or ADDR:PORT, for messages and reconnects */
+    int timeout_ms;
+    unsigned generation; /* bumped by every new connection: handles die with it */
+    long long next_try_ms;
+    bool said_down;
+    uint8_t *payload;
+    uint32_t payload_cap;
+    struct wire_buf out;
+    struct wire_msg msg; /* the last reply */
+    struct remote_stats stats;
+};
+
+/* Replies carry at most this many file bytes (and so the buffer is small). */
+#define REMOTE_MAX_CHUNK (256u * 1024u)
+
+struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout_ms);
+void remote_conn_ref(struct remote_conn *c);
+void remote_conn_unref(struct remote_conn *c);
+/* Connects (or accepts) now; 0, or -1 with err. */
+int remote_conn_open(struct remote_conn *c, char *err, size_t errlen);
+/* Sends c->out and reads the reply into c->msg, connecting first when needed.
+ * Returns 0 for a reply of type expect, a negative errno for a WIRE_ERROR reply
+ * (connection kept), -ENOTCONN / -ETIMEDOUT / -EPROTO... when the connection
+ * failed (and was dropped). */
+int remote_conn_call(struct remote_conn *c, uint8_t expect);
+bool remote_conn_is_up(const struct remote_conn *c);
+
+#endif
