@@ -4,7 +4,7 @@
 # sysroot's files; build-ids match readelf; escapes, loops, NUL bytes and
 # garbage frames are refused; the server runs under valgrind.
 set -u
-. "$(dirname "$0")/fs_lib.sh"
+. "$(dirname "$0")/fs_common.bash"
 
 trap 'stop_fs >/dev/null 2>&1' EXIT
 root=$MT_TMP/sysroot
