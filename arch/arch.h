@@ -96,6 +96,11 @@ struct arch_return_slot arch_return_slot_at_entry(const struct arch_regs *regs);
 uint64_t arch_return_reg(const struct arch_regs *regs);
 void arch_set_return_reg(struct arch_regs *regs, uint64_t value);
 
+/* Makes a thread stopped at a function's first instruction return to
+ * ret_addr at once, as if the function were empty (the dynamic linker's
+ * _dl_debug_state is). */
+void arch_emulate_return(struct arch_regs *regs, uint64_t ret_addr);
+
 /* Registers in DWARF numbering, for the unwinder. */
 void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
 

@@ -65,6 +65,12 @@ void arch_set_return_reg(struct arch_regs *regs, uint64_t value)
     (void)value;
 }
 
+void arch_emulate_return(struct arch_regs *regs, uint64_t ret_addr)
+{
+    regs->user.rip = ret_addr;
+    regs->user.rsp += 8;
+}
+
 void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out)
 {
     const struct user_regs_struct *u = &regs->user;

@@ -1,0 +1,286 @@
+/* memtrace: trace the memory allocations of a running or new process. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "target/console/console.h"
+#include "target/files/provider.h"
+#include "target/net/remote.h"
+#include "target/session/session.h"
+#include "target/symbols/addr2line.h"
+
+#define MEMTRACE_VERSION "0.1.0"
+#define NET_TIMEOUT_MS 5000
+#define LISTEN_TIMEOUT_MS 120000
+#define MDNS_TIMEOUT_MS 2000
+
+static void usage(FILE *out)
+{
+    fputs("usage: memtrace [OPTIONS] -p PID\n"
+          "       memtrace [OPTIONS] [--] PROGRAM [ARG]...\n"
+          "       memtrace --addr2line ELF ADDR...\n"
+          "\n"
+          "  -p, --pid PID          attach to a running process (all its threads)\n"
+          "  -o, --output FILE      final report to FILE (default stdout)\n"
+          "  -j, --json             final report as JSON\n"
+          "      --format FMT       final report as text, json or folded (flame graphs)\n"
+          "  -d, --depth N          frames kept per allocation (default 20)\n"
+          "  -C, --console          console on stdin also for a started PROGRAM\n"
+          "                         (its stdin is then /dev/null); always on with -p\n"
+          "      --sysroot DIR      look for the target's files and debug files in DIR\n"
+          "                         first (repeatable)\n"
+          "  -c, --connect HOST[:PORT]  fetch files from memtrace-fs on HOST\n"
+          "  -l, --listen ADDR[:PORT]   wait for memtrace-fs -c to connect in\n"
+          "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
+          "  -q, --quiet            no progress messages\n"
+          "  -h, --help             this help\n"
+          "  -V, --version          version\n"
+          "\n"
+          "Console commands (stdin): help, status, monitor N, report, clear, scan, quit.\n"
+          "The report is written when the program ends, or on quit, Ctrl-C, SIGTERM or\n"
+          "SIGHUP, after which memtrace detaches and the program runs on.\n",
+          out);
+}
+
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT };
+
+struct cli {
+    pid_t pid;
+    const char *output;
+    enum report_format format;
+    unsigned depth;
+    bool quiet;
+    bool console;
+    bool addr2line;
+    const char *connect;
+    const char *listen;
+    bool mdns;
+    const char *sysroots[FILE_LOCATOR_MAX];
+    int nsysroots;
+};
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v > max || s[0] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_cli(int argc, char **argv, struct cli *cli)
+{
+    static const struct option longopts[] = {
+        {"pid", required_argument, NULL, 'p'},
+        {"output", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"depth", required_argument, NULL, 'd'},
+        {"console", no_argument, NULL, 'C'},
+        {"sysroot", required_argument, NULL, OPT_SYSROOT},
+        {"connect", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"mdns", no_argument, NULL, 'm'},
+        {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    unsigned long v;
+    while ((c = getopt_long(argc, argv, "+p:o:jd:Cc:l:mqhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
+                mt_error("-p: not a process id: %s", optarg);
+                return -1;
+            }
+            cli->pid = (pid_t)v;
+            break;
+        case 'o': cli->output = optarg; break;
+        case 'j': cli->format = REPORT_JSON; break;
+        case OPT_FORMAT:
+            if (!report_parse_format(optarg, &cli->format)) {
+                mt_error("--format: text, json or folded, not %s", optarg);
+                return -1;
+            }
+            break;
+        case 'd':
+            if (!parse_uint(optarg, 256, &v) || v == 0) {
+                mt_error("-d: frames per allocation must be 1 to 256, not %s", optarg);
+                return -1;
+            }
+            cli->depth = (unsigned)v;
+            break;
+        case 'C': cli->console = true; break;
+        case OPT_SYSROOT:
+            if (cli->nsysroots == FILE_LOCATOR_MAX - 2) {
+                mt_error("--sysroot: too many");
+                return -1;
+            }
+            cli->sysroots[cli->nsysroots++] = optarg;
+            break;
+        case 'c': cli->connect = optarg; break;
+        case 'l': cli->listen = optarg; break;
+        case 'm': cli->mdns = true; break;
+        case OPT_ADDR2LINE: cli->addr2line = true; break;
+        case 'q': cli->quiet = true; break;
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
+        default: usage(stderr); return -1;
+        }
+    }
+    if (!!cli->connect + !!cli->listen + cli->mdns > 1) {
+        mt_error("-c, -l and -m are alternatives: give one");
+        return -1;
+    }
+    return 0;
+}
+
+static int build_locator(const struct cli *cli, struct file_locator *loc)
+{
+    file_locator_init(loc);
+    for (int i = 0; i < cli->nsysroots; i++)
+        file_locator_add(loc, file_provider_sysroot(cli->sysroots[i]));
+    char err[256] = "";
+    struct file_provider *remote = NULL;
+    if (cli->connect) {
+        remote = remote_provider_connect(cli->connect, NET_TIMEOUT_MS, err, sizeof(err));
+        if (!remote) {
+            mt_error("%s", err);
+            return -1;
+        }
+    } else if (cli->listen) {
+        mt_info("waiting for memtrace-fs to connect to %s", cli->listen);
+        remote = remote_provider_listen(cli->listen, LISTEN_TIMEOUT_MS, err, sizeof(err));
+        if (!remote) {
+            mt_error("%s", err);
+            return -1;
+        }
+    } else if (cli->mdns) {
+        /* MDNS_PENDING: wired when target/net lands mdns_discover. */
+        mt_warn("-m: mDNS discovery is not built yet: using local files only");
+    }
+    if (remote)
+        file_locator_add(loc, remote);
+    file_locator_add(loc, file_provider_sysroot("/"));
+    return 0;
+}
+
+/* The exit status of memtrace: the program's own when it ended, as strace
+ * does; 0 after a detach. */
+static int exit_code_of(const struct tracee *t)
+{
+    if (!t->exited)
+        return 0;
+    if (WIFEXITED(t->exit_status))
+        return WEXITSTATUS(t->exit_status);
+    if (WIFSIGNALED(t->exit_status))
+        return 128 + WTERMSIG(t->exit_status);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct cli cli = {.depth = 20, .format = REPORT_TEXT};
+    if (parse_cli(argc, argv, &cli) < 0)
+        return 1;
+    log_set_quiet(cli.quiet);
+    struct file_locator loc;
+    if (cli.addr2line) {
+        if (optind >= argc) {
+            mt_error("--addr2line: ELF file and addresses expected");
+            return 1;
+        }
+        if (build_locator(&cli, &loc) < 0)
+            return 1;
+        int rc = addr2line_main(argc - optind, argv + optind, &loc);
+        file_locator_destroy(&loc);
+        return rc;
+    }
+    if (!cli.pid && optind >= argc) {
+        usage(stderr);
+        return 1;
+    }
+    if (cli.pid && optind < argc) {
+        mt_error("give either -p PID or a PROGRAM, not both");
+        return 1;
+    }
+    if (build_locator(&cli, &loc) < 0)
+        return 1;
+
+    struct tracer_options topts = {.depth = cli.depth};
+    struct session s;
+    memset(&s, 0, sizeof(s));
+    s.console_fd = -1;
+    s.output_path = cli.output;
+    s.report.format = cli.format;
+    s.report.sort = REPORT_SORT_BYTES;
+    char err[512] = "";
+    /* Our own handling of the ending signals starts before the target
+     * exists, so that no signal can kill us with breakpoints in place. */
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigaddset(&ending, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &ending, NULL);
+    if (cli.pid) {
+        s.tracee = tracer_attach(cli.pid, &topts, &loc, err, sizeof(err));
+    } else {
+        if (cli.console) {
+            /* The console owns stdin: the program gets /dev/null. */
+            int saved = dup(STDIN_FILENO);
+            int null_fd = open("/dev/null", O_RDONLY);
+            if (saved < 0 || null_fd < 0) {
+                mt_error("cannot set up the console: %s", strerror(errno));
+                return 1;
+            }
+            dup2(null_fd, STDIN_FILENO);
+            close(null_fd);
+            s.tracee = tracer_launch(argv + optind, &topts, &loc, err, sizeof(err));
+            dup2(saved, STDIN_FILENO);
+            close(saved);
+        } else {
+            s.tracee = tracer_launch(argv + optind, &topts, &loc, err, sizeof(err));
+        }
+    }
+    if (!s.tracee) {
+        mt_error("%s", err);
+        file_locator_destroy(&loc);
+        return 1;
+    }
+    if (cli.pid || cli.console)
+        session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
+    if (cli.pid)
+        mt_info("attached to process %d (%s)", (int)cli.pid, s.tracee->program);
+
+    session_run(&s);
+    bool detached = false;
+    if (!tracer_finished(s.tracee)) {
+        tracer_detach(s.tracee);
+        detached = true;
+        if (s.quit_signal)
+            mt_info("%s: detached from process %d", strsignal(s.quit_signal), (int)s.tracee->pid);
+        else
+            mt_info("detached from process %d", (int)s.tracee->pid);
+    }
+    int rc = session_final_report(&s) < 0 ? 1 : 0;
+    int code = detached ? 0 : exit_code_of(s.tracee);
+    if (s.console)
+        console_free(s.console);
+    tracer_free(s.tracee);
+    file_locator_destroy(&loc);
+    return rc ? rc : code;
+}

@@ -1,0 +1,86 @@
+/* The console's view of a session. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "target/console/console.h"
+#include "target/session/session.h"
+
+static struct heap_books *glue_books(void *ctx)
+{
+    struct session *s = ctx;
+    return s->tracee->books;
+}
+
+static const struct stack_table *glue_stacks(void *ctx)
+{
+    struct session *s = ctx;
+    return s->tracee->stacks;
+}
+
+static unsigned glue_thread_count(void *ctx)
+{
+    struct session *s = ctx;
+    return s->tracee->threads_count;
+}
+
+static void glue_target(void *ctx, int *pid, const char **program)
+{
+    struct session *s = ctx;
+    *pid = s->tracee->pid;
+    *program = s->tracee->program;
+}
+
+static void glue_quit(void *ctx)
+{
+    struct session *s = ctx;
+    s->quit_requested = true;
+}
+
+static void glue_set_monitor(void *ctx, double seconds)
+{
+    session_set_monitor(ctx, seconds);
+}
+
+static const struct console_ops session_console_ops = {
+    .books = glue_books,
+    .stacks = glue_stacks,
+    .resolve = session_resolve,
+    .thread_count = glue_thread_count,
+    .target = glue_target,
+    .scan = NULL, /* the leak scan is its own piece of work */
+    .quit = glue_quit,
+    .set_monitor = glue_set_monitor,
+};
+
+void session_attach_console(struct session *s, int fd, bool interactive)
+{
+    s->console = console_new(&session_console_ops, s, stdout);
+    s->console_fd = fd;
+    console_set_interactive(s->console, interactive);
+}
+
+int session_final_report(struct session *s)
+{
+    FILE *out = stdout;
+    if (s->output_path) {
+        out = fopen(s->output_path, "w");
+        if (!out) {
+            perror(s->output_path);
+            return -1;
+        }
+    }
+    struct report_source src = {
+        .books = s->tracee->books,
+        .stacks = s->tracee->stacks,
+        .resolve = session_resolve,
+        .resolve_ctx = s,
+        .pid = s->tracee->pid,
+        .program = s->tracee->program,
+    };
+    int rc = report_write(out, &src, &s->report);
+    if (out != stdout)
+        rc |= fclose(out);
+    else
+        fflush(out);
+    return rc;
+}

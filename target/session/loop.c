@@ -1,0 +1,116 @@
+/* The event loop: one thread, one poll().  ptrace stops are drained with
+ * waitpid(WNOHANG) before every poll, so a busy target costs no poll at all
+ * between its stops; a signalfd wakes the loop for SIGCHLD and for the
+ * signals that end a session (SIGINT, SIGTERM, SIGHUP). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "target/console/console.h"
+#include "target/session/session.h"
+
+static void drain_stops(struct session *s)
+{
+    for (;;) {
+        int status;
+        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+        if (tid <= 0)
+            return;
+        tracer_handle_status(s->tracee, tid, status);
+    }
+}
+
+void session_set_monitor(struct session *s, double seconds)
+{
+    s->monitor_seconds = seconds;
+    struct itimerspec its;
+    memset(&its, 0, sizeof(its));
+    if (s->monitor_seconds > 0) {
+        its.it_value.tv_sec = (time_t)s->monitor_seconds;
+        its.it_value.tv_nsec = (long)((s->monitor_seconds - (double)its.it_value.tv_sec) * 1e9);
+        if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+            its.it_value.tv_nsec = 1;
+        its.it_interval = its.it_value;
+    }
+    timerfd_settime(s->timer_fd, 0, &its, NULL);
+}
+
+static void handle_signals(struct session *s, int sfd)
+{
+    struct signalfd_siginfo si;
+    while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) {
+            s->quit_requested = true;
+            s->quit_signal = (int)si.ssi_signo;
+        }
+    }
+}
+
+static void handle_console_input(struct session *s, struct pollfd *pfd)
+{
+    char buf[4096];
+    ssize_t n = read(s->console_fd, buf, sizeof(buf));
+    if (n > 0) {
+        console_feed(s->console, buf, (size_t)n);
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        /* End of the script: tracing goes on until the program ends or a
+         * signal or `quit` stops it. */
+        console_eof(s->console);
+        pfd->fd = -1;
+    }
+    if (console_wants_quit(s->console))
+        s->quit_requested = true;
+}
+
+int session_run(struct session *s)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (sfd < 0 || s->timer_fd < 0) {
+        mt_error("signalfd/timerfd: %s", strerror(errno));
+        return -1;
+    }
+    struct pollfd fds[3] = {
+        {.fd = sfd, .events = POLLIN},
+        {.fd = s->console ? s->console_fd : -1, .events = POLLIN},
+        {.fd = s->timer_fd, .events = POLLIN},
+    };
+    while (!s->quit_requested) {
+        drain_stops(s);
+        if (tracer_finished(s->tracee))
+            break;
+        if (poll(fds, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            mt_error("poll: %s", strerror(errno));
+            break;
+        }
+        if (fds[0].revents)
+            handle_signals(s, sfd);
+        if (fds[1].fd >= 0 && fds[1].revents)
+            handle_console_input(s, &fds[1]);
+        if (fds[2].revents) {
+            uint64_t ticks;
+            if (read(s->timer_fd, &ticks, sizeof(ticks)) > 0 && s->console)
+                console_monitor_tick(s->console);
+        }
+    }
+    close(sfd);
+    close(s->timer_fd);
+    sigprocmask(SIG_UNBLOCK, &mask, NULL);
+    return 0;
+}

@@ -1,0 +1,37 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "target/session/session.h"
+#include "target/symbols/symbolize.h"
+#include "target/tracer/modules.h"
+#include "target/unwind/unwind.h"
+
+void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
+{
+    struct session *s = ctx;
+    struct module_map *mm = s->tracee->modules;
+    uint64_t raw = pc & ~UNWIND_PC_EXACT;
+    /* A return address points after the call: the call itself is one byte
+     * earlier, where gdb and addr2line look too. */
+    bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
+    uint64_t at = exact ? raw : raw - 1;
+    struct module *m = module_find(mm, at);
+    if (!m)
+        return;
+    out->module = m->path;
+    out->offset = raw - m->bias;
+    struct symbolizer *sym = module_symbolizer(mm, m);
+    if (!sym)
+        return;
+    struct sym_info info;
+    int found = symbolizer_lookup(sym, at - m->bias, &info);
+    if ((found & SYM_FOUND_FUNCTION) && info.function) {
+        snprintf(s->resolve_buf[0], sizeof(s->resolve_buf[0]), "%s", info.function);
+        out->function = s->resolve_buf[0];
+    }
+    if ((found & SYM_FOUND_LINE) && info.file[0]) {
+        snprintf(s->resolve_buf[1], sizeof(s->resolve_buf[1]), "%s", info.file);
+        out->file = s->resolve_buf[1];
+        out->line = info.line;
+    }
+}

@@ -1,0 +1,35 @@
+/* A tracing session: the traced process, the console, the final report. */
+#ifndef MT_SESSION_SESSION_H
+#define MT_SESSION_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "target/report/report.h"
+#include "target/tracer/engine.h"
+
+struct session {
+    struct tracee *tracee;
+    struct console *console;    /* NULL without a console */
+    int console_fd;             /* -1 without a console */
+    bool quit_requested;
+    int quit_signal;            /* SIGINT/SIGTERM/SIGHUP that ended us, or 0 */
+    double monitor_seconds;
+    int timer_fd;
+    const char *output_path;    /* final report; NULL: stdout */
+    struct report_options report;
+    char resolve_buf[2][4096];
+};
+
+/* Frame names for reports: module, offset, function, file:line. */
+void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out);
+/* Runs the event loop until the process ends or the session is asked to
+ * quit.  Returns 0, or -1 on a tracer error. */
+int session_run(struct session *s);
+/* Writes the final report to the -o file or stdout. */
+int session_final_report(struct session *s);
+void session_attach_console(struct session *s, int fd, bool interactive);
+/* Arms (seconds > 0) or stops the monitor timer. */
+void session_set_monitor(struct session *s, double seconds);
+
+#endif

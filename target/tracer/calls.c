@@ -1,0 +1,210 @@
+#include "target/tracer/calls.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "shared/log.h"
+#include "target/heap/heap.h"
+#include "target/tracer/modules.h"
+
+static enum alloc_kind family_kind(enum intercept_family f)
+{
+    switch (f) {
+    case FAMILY_NEW: return ALLOC_NEW;
+    case FAMILY_NEW_ARRAY: return ALLOC_NEW_ARRAY;
+    default: return ALLOC_MALLOC;
+    }
+}
+
+/* A call made by the allocator itself (realloc calling malloc, operator new
+ * calling malloc, free calling munmap) is not a call of the program: only
+ * the outermost call counts, as valgrind counts it.  A call is the
+ * allocator's own when its caller lies in a module whose functions we
+ * intercept and, for heap functions, an intercepted call is still open on
+ * the same thread (so libc's strdup calling malloc does count).  Mappings
+ * made by the C library itself (malloc arenas, thread stacks) are not the
+ * program's mappings either. */
+static bool call_is_internal(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                             uint64_t ret_addr)
+{
+    bool map_op = intercept_is_map_op(fn->op);
+    if (!map_op && th->ncalls == 0)
+        return false;
+    struct module *m = module_find(t->modules, ret_addr);
+    return m && m->intercepts_placed;
+}
+
+static void read_return_address(struct tracee *t, const struct arch_regs *regs,
+                                struct arch_return_slot *slot, uint64_t *ret)
+{
+    *slot = arch_return_slot_at_entry(regs);
+    *ret = 0;
+    if (slot->in_memory)
+        target_mem_read_word(&t->mem, slot->addr, ret, ARCH_PTR_SIZE);
+    else
+        *ret = arch_return_reg(regs);
+}
+
+static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
+                            enum heap_free_result r)
+{
+    /* Blocks allocated before an attach are unknown to the books and
+     * freeing them is fine. */
+    if (t->attached_mode && r == HEAP_FREE_UNKNOWN)
+        return;
+    if (r == HEAP_FREE_UNKNOWN)
+        mt_warn("invalid %s(0x%llx): not allocated, or already freed", fn->name,
+                (unsigned long long)addr);
+    else
+        mt_warn("mismatched %s(0x%llx): block allocated by another family", fn->name,
+                (unsigned long long)addr);
+}
+
+static void record_release(struct tracee *t, const struct intercept_fn *fn, uint64_t addr)
+{
+    if (!addr)
+        return;
+    enum heap_free_result r = heap_record_free(t->books, addr, family_kind(fn->family), NULL);
+    if (r != HEAP_FREE_OK)
+        report_bad_free(t, fn, addr, r);
+}
+
+static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
+{
+    if (bp->plan.kind == DISPLACE_EMULATE)
+        arch_set_pc(regs, bp->plan.new_pc);
+    else
+        arch_set_pc(regs, bp->slot_addr);
+}
+
+void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs)
+{
+    const struct intercept_fn *fn = bp->fn;
+    struct arch_return_slot slot;
+    uint64_t ret_addr;
+    read_return_address(t, regs, &slot, &ret_addr);
+    t->events++;
+
+    if (!call_is_internal(t, th, fn, ret_addr)) {
+        if (fn->releases) {
+            record_release(t, fn, arch_arg(regs, 0));
+        } else {
+            uint64_t tramp = scratch_trampoline(t, bp->module_start);
+            struct pending_call *c = thread_push_call(th);
+            c->fn = fn;
+            for (int i = 0; i < 5; i++)
+                c->args[i] = arch_arg(regs, i);
+            c->orig_ret = ret_addr;
+            c->ret_slot = slot.addr;
+            c->stack_id = capture_stack(t, regs);
+            if (slot.in_memory) {
+                if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
+                    th->ncalls--; /* cannot catch the return: the call is lost */
+            } else {
+                arch_set_return_reg(regs, tramp);
+            }
+        }
+    }
+    move_past_breakpoint(bp, regs);
+}
+
+static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
+{
+    uint64_t r;
+    *overflow = __builtin_mul_overflow(a, b, &r);
+    return r;
+}
+
+static void record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
+{
+    const uint64_t *a = c->args;
+    enum alloc_kind kind = family_kind(c->fn->family);
+    bool overflow = false;
+    uint64_t size;
+    switch (c->fn->op) {
+    case OP_MALLOC:
+    case OP_NEW:
+    case OP_VALLOC:
+        if (r)
+            heap_record_alloc(t->books, r, a[0], c->stack_id, kind);
+        break;
+    case OP_PVALLOC:
+        size = (a[0] + heap_page_size() - 1) & ~(heap_page_size() - 1);
+        if (r)
+            heap_record_alloc(t->books, r, size ? size : heap_page_size(), c->stack_id, kind);
+        break;
+    case OP_ALIGNED_ALLOC:
+        if (r)
+            heap_record_alloc(t->books, r, a[1], c->stack_id, kind);
+        break;
+    case OP_CALLOC:
+        size = checked_product(a[0], a[1], &overflow);
+        if (r && !overflow)
+            heap_record_alloc(t->books, r, size, c->stack_id, kind);
+        break;
+    case OP_REALLOC:
+    case OP_REALLOCARRAY:
+        size = c->fn->op == OP_REALLOC ? a[1] : checked_product(a[1], a[2], &overflow);
+        if (overflow)
+            break;
+        if (a[0] && (r || size == 0))
+            heap_record_free(t->books, a[0], ALLOC_MALLOC, NULL);
+        if (r)
+            heap_record_alloc(t->books, r, size, c->stack_id, kind);
+        break;
+    case OP_POSIX_MEMALIGN: {
+        uint64_t p = 0;
+        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p)
+            heap_record_alloc(t->books, p, a[2], c->stack_id, kind);
+        break;
+    }
+    case OP_MMAP:
+        if (r != (uint64_t)(uintptr_t)MAP_FAILED && (r & (heap_page_size() - 1)) == 0)
+            heap_record_map(t->books, r, a[1], c->stack_id);
+        break;
+    case OP_MUNMAP:
+        if ((int)r == 0)
+            heap_record_unmap(t->books, a[0], a[1]);
+        break;
+    case OP_MREMAP:
+        if (r != (uint64_t)(uintptr_t)MAP_FAILED && (r & (heap_page_size() - 1)) == 0)
+            heap_record_remap(t->books, a[0], a[1], r, a[2], c->stack_id);
+        break;
+    case OP_FREE:
+    case OP_DELETE:
+        break;
+    }
+}
+
+void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
+{
+    if (th->ncalls == 0) {
+        mt_warn("thread %d returned through a trampoline with no open call", (int)th->tid);
+        return;
+    }
+    /* The matching call is the innermost one whose return slot sits just
+     * below the stack pointer now; calls above it were left by longjmp. */
+    unsigned i = th->ncalls;
+    uint64_t sp = arch_sp(regs);
+    while (i > 0 && th->calls[i - 1].ret_slot && th->calls[i - 1].ret_slot + ARCH_PTR_SIZE != sp)
+        i--;
+    if (i == 0)
+        i = th->ncalls;
+    struct pending_call c = th->calls[i - 1];
+    th->ncalls = i - 1;
+    arch_set_pc(regs, c.orig_ret);
+    record_result(t, &c, arch_retval(regs));
+}
+
+void call_restore_returns(struct tracee *t, struct thread *th)
+{
+    for (unsigned i = th->ncalls; i > 0; i--) {
+        struct pending_call *c = &th->calls[i - 1];
+        uint64_t now = 0;
+        if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
+            scratch_is_trampoline(t, now))
+            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+    }
+    th->ncalls = 0;
+}

@@ -1,0 +1,326 @@
+#include "target/tracer/modules.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "shared/log.h"
+#include "shared/xalloc.h"
+#include "target/dwarf/cfi.h"
+#include "target/symbols/debug_object.h"
+#include "target/symbols/symbolize.h"
+#include "target/symbols/symtab.h"
+
+void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
+{
+    memset(mm, 0, sizeof(*mm));
+    mm->pid = pid;
+    mm->locator = loc;
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 0) {
+        target[n] = '\0';
+        mm->main_path = xstrdup(target);
+    }
+}
+
+static void module_free(struct module *m)
+{
+    if (m->cfi)
+        cfi_table_free(m->cfi);
+    for (int i = 0; i < 3; i++)
+        elf_blob_free(&m->cfi_blobs[i]);
+    if (m->sym)
+        symbolizer_free(m->sym);
+    if (m->dobj)
+        debug_object_close(m->dobj);
+    if (m->mapped)
+        elf_file_close(m->mapped);
+    free(m->path);
+    free(m);
+}
+
+void module_map_destroy(struct module_map *mm)
+{
+    for (size_t i = 0; i < mm->count; i++)
+        module_free(mm->mods[i]);
+    free(mm->mods);
+    free(mm->main_path);
+    free(mm->interp_path);
+    memset(mm, 0, sizeof(*mm));
+}
+
+struct module *module_find(const struct module_map *mm, uint64_t addr)
+{
+    size_t lo = 0, hi = mm->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        struct module *m = mm->mods[mid];
+        if (addr < m->start)
+            hi = mid;
+        else if (addr >= m->end)
+            lo = mid + 1;
+        else
+            return m;
+    }
+    return NULL;
+}
+
+static bool is_elf_candidate(const struct map_entry *e)
+{
+    return e->path && e->path[0] == '/' && e->inode != 0 && strncmp(e->path, "/dev/", 5) != 0 &&
+           strncmp(e->path, "/memfd:", 7) != 0;
+}
+
+static struct module *module_lookup_exact(struct module_map *mm, uint64_t start, const char *path)
+{
+    struct module *m = module_find(mm, start);
+    if (m && m->start == start && strcmp(m->path, path) == 0)
+        return m;
+    return NULL;
+}
+
+/* The link-time address of a mapping: the PT_LOAD whose page-aligned file
+ * offset is the mapping's offset. */
+static bool module_compute_bias(struct module_map *mm, struct module *m, uint64_t map_start,
+                                uint64_t map_offset)
+{
+    struct elf_file *f = module_mapped_elf(mm, m);
+    if (!f)
+        return false;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < elf_file_segment_count(f); i++) {
+        const struct elf_segment *s = elf_file_segment(f, i);
+        if (s->type != PT_LOAD)
+            continue;
+        if ((s->offset & ~(page - 1)) == map_offset) {
+            m->bias = map_start - (s->vaddr & ~(page - 1));
+            return true;
+        }
+    }
+    return false;
+}
+
+static int module_insert(struct module_map *mm, struct module *m)
+{
+    if (mm->count == mm->cap) {
+        mm->cap = mm->cap ? mm->cap * 2 : 32;
+        mm->mods = xreallocarray(mm->mods, mm->cap, sizeof(*mm->mods));
+    }
+    size_t i = mm->count;
+    while (i > 0 && mm->mods[i - 1]->start > m->start) {
+        mm->mods[i] = mm->mods[i - 1];
+        i--;
+    }
+    mm->mods[i] = m;
+    mm->count++;
+    return 0;
+}
+
+int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct module *m), void *ctx)
+{
+    struct proc_maps maps;
+    int rc = proc_maps_read(mm->pid, &maps);
+    if (rc < 0)
+        return rc;
+    mm->generation++;
+    for (size_t i = 0; i < maps.count;) {
+        const struct map_entry *e = &maps.entries[i];
+        if (!is_elf_candidate(e)) {
+            i++;
+            continue;
+        }
+        /* One module: consecutive mappings of the same file, starting at
+         * the mapping of the lowest offset. */
+        size_t j = i + 1;
+        uint64_t end = e->end;
+        while (j < maps.count && maps.entries[j].path && maps.entries[j].inode == e->inode &&
+               strcmp(maps.entries[j].path, e->path) == 0 && maps.entries[j].offset >= e->offset) {
+            end = maps.entries[j].end;
+            j++;
+        }
+        struct module *m = module_lookup_exact(mm, e->start, e->path);
+        if (m && m->inode == e->inode) {
+            m->end = end;
+            m->generation = mm->generation;
+        } else if (e->offset == 0) {
+            m = xcalloc(1, sizeof(*m));
+            m->path = xstrdup(e->path);
+            m->start = e->start;
+            m->end = end;
+            m->inode = e->inode;
+            m->generation = mm->generation;
+            m->is_main = mm->main_path && strcmp(mm->main_path, e->path) == 0;
+            if (module_compute_bias(mm, m, e->start, e->offset)) {
+                if (!mm->interp_path && m->is_main && m->mapped) {
+                    const char *interp = elf_file_interp(m->mapped);
+                    if (interp)
+                        mm->interp_path = xstrdup(interp);
+                }
+                module_insert(mm, m);
+            } else {
+                module_free(m); /* not an ELF object we can read */
+            }
+        }
+        i = j;
+    }
+    proc_maps_free(&maps);
+
+    size_t kept = 0;
+    for (size_t i = 0; i < mm->count; i++) {
+        struct module *m = mm->mods[i];
+        if (m->generation != mm->generation) {
+            if (gone)
+                gone(ctx, m);
+            module_free(m);
+        } else {
+            mm->mods[kept++] = m;
+        }
+    }
+    mm->count = kept;
+    /* The dynamic linker is known by PT_INTERP; its path in maps may be the
+     * canonical one (/usr/lib/...), so compare by inode through stat. */
+    for (size_t i = 0; i < mm->count; i++) {
+        struct module *m = mm->mods[i];
+        if (mm->interp_path && !m->is_interp) {
+            char real_a[PATH_MAX], real_b[PATH_MAX];
+            if (realpath(mm->interp_path, real_a) && realpath(m->path, real_b) &&
+                strcmp(real_a, real_b) == 0)
+                m->is_interp = true;
+        }
+    }
+    return 0;
+}
+
+struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m)
+{
+    if (m->mapped || m->mapped_tried)
+        return m->mapped;
+    m->mapped_tried = true;
+    char path[128], err[256];
+    /* map_files names the very file that is mapped, even when the path was
+     * replaced or deleted since (a package upgrade). */
+    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)mm->pid, m->start,
+             m->end);
+    struct byte_source *src = byte_source_open_file(path, err, sizeof(err));
+    if (!src) {
+        snprintf(path, sizeof(path), "/proc/%d/root", (int)mm->pid);
+        char *full = NULL;
+        if (asprintf(&full, "%s%s", path, m->path) >= 0) {
+            src = byte_source_open_file(full, err, sizeof(err));
+            free(full);
+        }
+    }
+    if (!src)
+        src = byte_source_open_file(m->path, err, sizeof(err));
+    if (!src)
+        return NULL;
+    m->mapped = elf_file_open(src, err, sizeof(err));
+    return m->mapped;
+}
+
+struct debug_object *module_debug_object(struct module_map *mm, struct module *m)
+{
+    if (m->dobj || m->dobj_tried)
+        return m->dobj;
+    m->dobj_tried = true;
+    char err[256];
+    m->dobj = debug_object_open(mm->locator, m->path, err, sizeof(err));
+    struct elf_file *mapped = module_mapped_elf(mm, m);
+    if (m->dobj && mapped) {
+        /* A copy from a sysroot or memtrace-fs is used only when it is the
+         * same build as what the target maps. */
+        uint8_t want[64], have[64];
+        size_t wl = elf_file_build_id(mapped, want, sizeof(want));
+        size_t hl = elf_file_build_id(debug_object_elf(m->dobj), have, sizeof(have));
+        if (wl && (wl != hl || memcmp(want, have, wl) != 0)) {
+            mt_warn("%s: the copy found has another build-id than the mapped file; not used",
+                    m->path);
+            debug_object_close(m->dobj);
+            m->dobj = NULL;
+        }
+    }
+    if (!m->dobj)
+        mt_info("%s: no symbols (%s)", m->path, err[0] ? err : "build-id mismatch");
+    return m->dobj;
+}
+
+static const struct elf_section *load_section(struct elf_file *f, const char *name, struct elf_blob *blob)
+{
+    const struct elf_section *s = f ? elf_file_find_section(f, name) : NULL;
+    if (!s || elf_file_load_section(f, s, blob) < 0)
+        return NULL;
+    return s;
+}
+
+struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
+{
+    if (m->cfi || m->cfi_tried)
+        return m->cfi;
+    m->cfi_tried = true;
+    struct elf_file *f = module_mapped_elf(mm, m);
+    if (!f)
+        return NULL;
+    struct cfi_sources src;
+    memset(&src, 0, sizeof(src));
+    src.big_endian = elf_file_big_endian(f);
+    src.addr_size = elf_file_class(f) == 64 ? 8 : 4;
+    const struct elf_section *hdr = load_section(f, ".eh_frame_hdr", &m->cfi_blobs[0]);
+    const struct elf_section *eh = load_section(f, ".eh_frame", &m->cfi_blobs[1]);
+    if (hdr) {
+        src.eh_frame_hdr = m->cfi_blobs[0].data;
+        src.eh_frame_hdr_size = m->cfi_blobs[0].size;
+        src.eh_frame_hdr_vaddr = hdr->addr;
+    }
+    if (eh) {
+        src.eh_frame = m->cfi_blobs[1].data;
+        src.eh_frame_size = m->cfi_blobs[1].size;
+        src.eh_frame_vaddr = eh->addr;
+    }
+    /* .debug_frame lives in the separate debug file when there is one. */
+    struct debug_object *d = eh ? NULL : module_debug_object(mm, m);
+    struct elf_file *df = d ? debug_object_dwarf_elf(d) : f;
+    if (load_section(df, ".debug_frame", &m->cfi_blobs[2])) {
+        src.debug_frame = m->cfi_blobs[2].data;
+        src.debug_frame_size = m->cfi_blobs[2].size;
+    }
+    const struct elf_section *text = elf_file_find_section(f, ".text");
+    const struct elf_section *got = elf_file_find_section(f, ".got");
+    src.text_vaddr = text ? text->addr : 0;
+    src.data_vaddr = got ? got->addr : 0;
+    if (!src.eh_frame && !src.debug_frame)
+        return NULL;
+    m->cfi = cfi_table_new(&src);
+    return m->cfi;
+}
+
+uint64_t module_export_addr(struct module_map *mm, struct module *m, const char *name)
+{
+    struct elf_file *f = module_mapped_elf(mm, m);
+    uint64_t vaddr = 0;
+    if (!f)
+        return 0;
+    if (symtab_find_export(f, name, &vaddr) == 0 && vaddr)
+        return vaddr + m->bias;
+    /* A static executable has no dynamic symbols: its .symtab names them. */
+    if (m->is_main && elf_file_interp(f) == NULL && symtab_find_local(f, name, &vaddr) == 0 && vaddr)
+        return vaddr + m->bias;
+    return 0;
+}
+
+struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m)
+{
+    if (!m->sym) {
+        struct debug_object *d = module_debug_object(mm, m);
+        if (d)
+            m->sym = symbolizer_new(d);
+    }
+    return m->sym;
+}

@@ -1,0 +1,133 @@
+/* One traced process: its threads, breakpoints, scratch pages, modules and
+ * books.  The engine is single-threaded; all of this belongs to the event
+ * loop. */
+#ifndef MT_TRACER_TRACEE_H
+#define MT_TRACER_TRACEE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch.h"
+#include "target/tracer/intercept.h"
+#include "target/tracer/target_mem.h"
+
+struct module_map;
+struct heap_books;
+struct stack_table;
+struct file_locator;
+
+/* An intercepted call whose return we wait for. */
+struct pending_call {
+    const struct intercept_fn *fn;
+    uint64_t args[5];
+    uint64_t ret_slot;   /* where our trampoline address replaced the return address */
+    uint64_t orig_ret;
+    uint32_t stack_id;
+};
+
+enum thread_state {
+    THREAD_RUNNING,
+    THREAD_STOPPED,       /* in a ptrace-stop, not yet resumed */
+    THREAD_NEW,           /* announced by a clone event, first stop not seen */
+};
+
+struct thread {
+    pid_t tid;
+    enum thread_state state;
+    int resume_signal;          /* signal to deliver when resumed */
+    bool interrupt_requested;   /* we sent PTRACE_INTERRUPT */
+    bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
+    struct pending_call *calls; /* shadow stack of intercepted calls */
+    unsigned ncalls, calls_cap;
+};
+
+struct breakpoint {
+    uint64_t addr;
+    uint8_t orig[ARCH_BREAKPOINT_LEN];
+    const struct intercept_fn *fn;   /* NULL: the dynamic linker rendezvous */
+    struct displace_plan plan;
+    uint64_t slot_addr;
+    uint64_t module_start;           /* the module it lives in (for unloads) */
+    bool inserted;
+};
+
+/* A page the tracer mapped into the target: a return trampoline, a syscall
+ * gadget, and one displaced-instruction slot per breakpoint. */
+struct scratch_page {
+    uint64_t addr;
+    uint64_t size;
+    unsigned slots_used;
+    uint64_t near;                   /* the module it serves */
+};
+
+#define SCRATCH_TRAMPOLINE_OFF 0
+#define SCRATCH_SYSCALL_OFF 16
+#define SCRATCH_SLOTS_OFF 64
+#define SCRATCH_SLOT_SIZE ARCH_DISPLACE_SLOT_MAX
+#define SCRATCH_PAGE_SIZE 4096
+
+struct tracer_options {
+    unsigned depth;          /* frames kept per allocation */
+    bool follow_fork;
+};
+
+struct tracee {
+    pid_t pid;
+    bool attached_mode;      /* -p: detach at the end; else we started it */
+    char *program;
+    struct target_mem mem;
+    struct tracer_options opts;
+
+    struct thread **threads; /* open addressing on tid */
+    unsigned threads_cap, threads_count;
+
+    struct breakpoint *bps;  /* open addressing on addr */
+    unsigned bps_cap, bps_count;
+
+    struct scratch_page *scratch;
+    unsigned scratch_count, scratch_cap;
+
+    struct module_map *modules;
+    struct file_locator *locator;
+    struct heap_books *books;
+    struct stack_table *stacks;
+
+    uint64_t rendezvous_addr;
+    bool exec_seen;
+    bool exited;
+    int exit_status;         /* as waitpid gives it */
+    uint64_t events;         /* breakpoint hits handled, for status */
+    uint64_t unwind_buf_cap;
+    uint8_t *stack_window;   /* reused per event */
+    uint64_t stack_window_size;
+};
+
+/* threads.c */
+struct thread *thread_find(struct tracee *t, pid_t tid);
+struct thread *thread_add(struct tracee *t, pid_t tid, enum thread_state state);
+void thread_remove(struct tracee *t, pid_t tid);
+struct pending_call *thread_push_call(struct thread *th);
+/* Calls over all threads: fn(th, ctx) for each. */
+void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread *, void *), void *ctx);
+
+/* breakpoints.c */
+struct breakpoint *bp_find(struct tracee *t, uint64_t addr);
+struct breakpoint *bp_add(struct tracee *t, uint64_t addr);
+int bp_insert(struct tracee *t, struct breakpoint *bp);
+int bp_remove(struct tracee *t, struct breakpoint *bp);
+void bp_foreach(struct tracee *t, void (*fn)(struct tracee *, struct breakpoint *, void *), void *ctx);
+/* Drops breakpoints of a module that is gone (no memory to restore). */
+void bp_forget_module(struct tracee *t, uint64_t module_start);
+
+/* scratch.c */
+/* Is pc the trampoline of one of our scratch pages? */
+bool scratch_is_trampoline(const struct tracee *t, uint64_t pc);
+uint64_t scratch_trampoline(const struct tracee *t, uint64_t near);
+/* A slot for a breakpoint in module `near`, mapping a page when needed.
+ * th must be stopped; all other threads stopped when no page exists yet. */
+int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uint64_t *slot);
+/* Runs one system call in the stopped thread th. */
+int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t args[6], uint64_t *ret);
+
+#endif
