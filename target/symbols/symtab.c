@@ -84,8 +84,8 @@ static int compare_candidates(const void *pa, const void *pb)
     return 0;
 }
 
-/* Where a sizeless symbol that is last in the table stops: at the end of
- * its section, or of the segment it lies in. */
+/* Where a sizeless symbol stops at the latest: the end of its section, or
+ * of the segment it lies in. */
 static uint64_t container_end(struct elf_file *f, const struct candidate *c)
 {
     const struct elf_section *sec = c->shndx < SHN_LORESERVE ? elf_file_section(f, c->shndx) : NULL;
@@ -135,10 +135,14 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
         if (cand[i].size != 0 && cand[i].size <= UINT64_MAX - cand[i].addr) {
             end = cand[i].addr + cand[i].size;
         } else {
+            /* A label: up to the next symbol, never past its section
+             * (the .init label _init must not swallow .plt). */
             size_t j = i + 1;
             while (j < n && cand[j].addr == cand[i].addr)
                 j++;
-            end = j < n ? cand[j].addr : container_end(f, &cand[i]);
+            end = container_end(f, &cand[i]);
+            if (j < n && cand[j].addr < end)
+                end = cand[j].addr;
         }
         t->entries[out].addr = cand[i].addr;
         t->entries[out].end = end;
