@@ -72,7 +72,7 @@ static bool run(const char *fmt, ...)
     return rc == 0;
 }
 
-static bool write_text(const char *path, const char *text)
+__attribute__((unused)) static bool write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -81,7 +81,7 @@ static bool write_text(const char *path, const char *text)
     return fclose(f) == 0;
 }
 
-static uint8_t *read_whole(const char *path, size_t *size)
+__attribute__((unused)) static uint8_t *read_whole(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -100,7 +100,7 @@ static uint8_t *read_whole(const char *path, size_t *size)
     return buf;
 }
 
-static bool write_whole(const char *path, const void *data, size_t size)
+__attribute__((unused)) static bool write_whole(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -111,7 +111,7 @@ static bool write_whole(const char *path, const void *data, size_t size)
 
 /* A copy of an ELF64 little-endian file without section headers, like
  * sstrip makes: e_shoff, e_shnum and e_shstrndx zeroed. */
-static bool write_without_section_headers(const char *from, const char *to)
+__attribute__((unused)) static bool write_without_section_headers(const char *from, const char *to)
 {
     size_t size;
     uint8_t *data = read_whole(from, &size);
@@ -131,7 +131,7 @@ static bool write_without_section_headers(const char *from, const char *to)
 }
 
 /* The running system's libc (x86-64 Debian first). */
-static const char *libc_path(void)
+__attribute__((unused)) static const char *libc_path(void)
 {
     static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
                                              "/lib64/libc.so.6", "/usr/lib/libc.so.6"};
