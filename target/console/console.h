@@ -31,6 +31,9 @@ struct console_ops {
     void (*quit)(void *ctx);
     /* Arm (seconds > 0) or stop (0) the timer that calls console_monitor_tick. */
     void (*set_monitor)(void *ctx, double seconds);
+    /* Open the file of "report > FILE"; NULL: fopen(path, "w").  Returns
+     * NULL with errno set on failure. */
+    FILE *(*open_output)(void *ctx, const char *path);
 };
 
 /* Lines longer than this are rejected whole with one error. */

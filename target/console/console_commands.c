@@ -250,7 +250,7 @@ void cmd_report(struct console *c, const struct tokens *t)
         write_report(c, c->out, &opt);
         return;
     }
-    FILE *f = fopen(path, "w");
+    FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path) : fopen(path, "w");
     if (!f) {
         console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
         return;
