@@ -168,8 +168,13 @@ static int build_locator(const struct cli *cli, struct file_locator *loc)
             return -1;
         }
     } else if (cli->mdns) {
-        /* MDNS_PENDING: wired when target/net lands mdns_discover. */
-        mt_warn("-m: mDNS discovery is not built yet: using local files only");
+        char host_port[300];
+        if (mdns_discover(MDNS_TIMEOUT_MS, host_port, sizeof(host_port), err, sizeof(err)) == 0) {
+            mt_info("found memtrace-fs at %s", host_port);
+            remote = remote_provider_connect(host_port, NET_TIMEOUT_MS, err, sizeof(err));
+        }
+        if (!remote)
+            mt_warn("no memtrace-fs found (%s): using local files only", err);
     }
     if (remote)
         file_locator_add(loc, remote);

@@ -25,14 +25,22 @@ static enum alloc_kind family_kind(enum intercept_family f)
  * the same thread (so libc's strdup calling malloc does count).  Mappings
  * made by the C library itself (malloc arenas, thread stacks) are not the
  * program's mappings either. */
+static bool caller_is_allocator(struct tracee *t, uint64_t ret_addr)
+{
+    struct module *m = module_find(t->modules, ret_addr);
+    return m && m->intercepts_placed;
+}
+
 static bool call_is_internal(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
                              uint64_t ret_addr)
 {
-    bool map_op = intercept_is_map_op(fn->op);
-    if (!map_op && th->ncalls == 0)
+    /* A tail call from an intercepted function (glibc's realloc(NULL, n)
+     * jumps to malloc) returns through the trampoline of the outer call. */
+    if (scratch_is_trampoline(t, ret_addr))
+        return true;
+    if (!intercept_is_map_op(fn->op) && th->ncalls == 0)
         return false;
-    struct module *m = module_find(t->modules, ret_addr);
-    return m && m->intercepts_placed;
+    return caller_is_allocator(t, ret_addr);
 }
 
 static void read_return_address(struct tracee *t, const struct arch_regs *regs,
@@ -61,9 +69,15 @@ static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uin
                 (unsigned long long)addr);
 }
 
-static void record_release(struct tracee *t, const struct intercept_fn *fn, uint64_t addr)
+static void record_release(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
+                           uint64_t ret_addr)
 {
     if (!addr)
+        return;
+    /* The allocator freeing memory the program already gave back (glibc
+     * empties a dying thread's tcache through free()): housekeeping that
+     * valgrind, which replaces the allocator, never sees. */
+    if (caller_is_allocator(t, ret_addr) && !heap_lookup(t->books, addr, NULL))
         return;
     enum heap_free_result r = heap_record_free(t->books, addr, family_kind(fn->family), NULL);
     if (r != HEAP_FREE_OK)
@@ -88,7 +102,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
-            record_release(t, fn, arch_arg(regs, 0));
+            record_release(t, fn, arch_arg(regs, 0), ret_addr);
         } else {
             uint64_t tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
