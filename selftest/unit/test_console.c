@@ -4,6 +4,7 @@
  * against report_write called directly; JSON output goes through Python. */
 #include "target/console/console.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,14 @@ static const struct console_ops full_ops = {
     .books = f_books, .stacks = f_stacks, .resolve = f_resolve, .thread_count = f_threads,
     .target = f_target, .scan = f_scan, .quit = f_quit, .set_monitor = f_monitor,
 };
+static FILE *f_refuse(void *ctx, const char *path)
+{
+    (void)ctx;
+    (void)path;
+    errno = EACCES;
+    return NULL;
+}
+
 static const struct console_ops bare_ops = { .books = f_books, .stacks = f_stacks };
 
 /* Feed script (chunk bytes at a time; 0 = all at once) to a new console and
@@ -140,6 +149,13 @@ static void bad_lines(struct fake *fk)
     char *out = run(fk, &bare_ops, "scan\nmonitor 1\n", 15, 0);
     CHECK(strcmp(out, "error: scan: leak scan not available\nerror: monitor: not available\n") == 0,
           "bare ops: %s", out);
+    free(out);
+
+    /* The engine's open_output hook decides where "> FILE" goes. */
+    struct console_ops refusing = full_ops;
+    refusing.open_output = f_refuse;
+    out = run(fk, &refusing, "report > x\n", 11, 0);
+    CHECK(strcmp(out, "error: report: cannot open x: Permission denied\n") == 0, "hook: %s", out);
     free(out);
 
     /* A line over the limit: one error, and the next line still works. */

@@ -187,6 +187,27 @@ static void text_report(struct fixture *fx)
     free(out);
 }
 
+/* Equal figures: the lower stack id comes first, whatever the table order. */
+static void ties(void)
+{
+    struct fixture fx = { 0 };
+    fx.books = heap_books_new();
+    fx.stacks = stack_table_new();
+    uint64_t pcs[3] = { 0x1100, 0x1200, 0x1300 };
+    uint32_t ids[3];
+    for (int k = 0; k < 3; k++)
+        ids[k] = stack_table_intern(fx.stacks, &pcs[k], 1);
+    for (int k = 2; k >= 0; k--)
+        heap_record_alloc(fx.books, 0x9000 + (uint64_t)k * 0x100, 8, ids[k], ALLOC_MALLOC);
+    for (int s = REPORT_SORT_BYTES; s <= REPORT_SORT_ALLOCS; s++) {
+        char *out = render(&fx, REPORT_FOLDED, (enum report_sort)s, 0);
+        CHECK(strcmp(out, "fn_1100 8\nfn_1200 8\nfn_1300 8\n") == 0, "ties, sort %d:\n%s", s, out);
+        free(out);
+    }
+    heap_books_free(fx.books);
+    stack_table_free(fx.stacks);
+}
+
 static int run_python(const char *script, const char *path)
 {
     char cmd[4096];
@@ -323,6 +344,7 @@ int main(void)
     json_report(&fx, path);
     json_escaping(path);
     folded_report(&fx);
+    ties();
     CHECK(fx.calls > 0, "resolver never called");
 
     enum report_format fmt;
