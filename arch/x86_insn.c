@@ -78,7 +78,8 @@ static const uint16_t map_0f[256] = {
     [0x00 ... 0x03] = P_MODRM, [0x04] = P_BAD, [0x0a] = P_BAD, [0x0c] = P_BAD,
     [0x0d] = P_MODRM, [0x0e ... 0x0f] = P_BAD,
     /* SSE moves, hint nops / endbr (18-1F), mov cr/dr, SSE */
-    [0x10 ... 0x1f] = P_MODRM, [0x20 ... 0x23] = P_MODRM | P_REGFORM, [0x24 ... 0x27] = P_BAD, [0x28 ... 0x2f] = P_MODRM,
+    [0x10 ... 0x1f] = P_MODRM, [0x20 ... 0x23] = P_MODRM | P_REGFORM, [0x24 ... 0x27] = P_BAD,
+    [0x28 ... 0x2f] = P_MODRM,
     /* 30-35 wrmsr..sysexit, 37 getsec; 38/3A escapes are handled before */
     [0x36] = P_BAD, [0x39] = P_BAD, [0x3b ... 0x3f] = P_BAD,
     /* cmovcc, SSE/MMX */
@@ -90,8 +91,10 @@ static const uint16_t map_0f[256] = {
     [0x80 ... 0x8f] = P_IMMZ,
     /* setcc */
     [0x90 ... 0x9f] = P_MODRM,
-    /* push/pop fs, cpuid, bt, shld ib/cl; push/pop gs, rsm, bts, shrd, group 15, imul */
-    [0xa3] = P_MODRM, [0xa4] = MI8, [0xa5] = P_MODRM, [0xa6 ... 0xa7] = P_BAD,
+    /* push/pop fs, cpuid, bt, shld ib/cl, PadLock; push/pop gs, rsm, bts, shrd,
+     * group 15, imul */
+    [0xa3] = P_MODRM, [0xa4] = MI8, [0xa5] = P_MODRM,
+    [0xa6 ... 0xa7] = P_MODRM | P_REGFORM,   /* VIA PadLock: xsha*, xcrypt-* */
     [0xab] = P_MODRM, [0xac] = MI8, [0xad ... 0xaf] = P_MODRM,
     /* cmpxchg, lss, btr, lfs, lgs, movzx, popcnt, ud1, group 8 ib, btc, bsf, bsr, movsx */
     [0xb0 ... 0xb9] = P_MODRM, [0xba] = MI8, [0xbb ... 0xbf] = P_MODRM,
@@ -499,15 +502,13 @@ static bool append_relocated_insn(struct displace_plan *plan, const struct x86_i
         return true;
     if (in->addrsize_prefix)
         return false;   /* addr32 RIP-relative wraps to 32 bits: rare, not worth it */
-    uint64_t moved_from = insn_addr, moved_to = slot_addr + at;
-    int64_t disp = sign_extend(read_le(p + in->disp_off, 4), 4);
-    int64_t delta = (int64_t)(moved_from - moved_to);
-    int64_t new_disp = disp + delta;
-    /* Both differences fit easily in int64 for user-space addresses; the
-     * result must fit the 32-bit field. */
-    if (new_disp < INT32_MIN || new_disp > INT32_MAX)
+    /* RIP arithmetic wraps at 2^64, so unsigned arithmetic is exact. */
+    uint64_t disp = (uint64_t)sign_extend(read_le(p + in->disp_off, 4), 4);
+    uint64_t operand = insn_addr + in->len + disp;
+    uint64_t new_disp = operand - (slot_addr + at + in->len);
+    if (sign_extend(new_disp & 0xffffffffu, 4) != (int64_t)new_disp)
         return false;
-    put_le(plan->slot_bytes + at + in->disp_off, (uint64_t)new_disp, 4);
+    put_le(plan->slot_bytes + at + in->disp_off, new_disp, 4);
     return true;
 }
 

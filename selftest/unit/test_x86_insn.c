@@ -12,8 +12,9 @@
  * EMULATE or OUT_OF_LINE, and instructions that cannot be displaced must be
  * refused. */
 #if defined(__x86_64__) || defined(__i386__)
-#include <gelf.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,125 @@ static void test_execution(void)
     munmap(b, 4096);
 }
 
+/* ---- the real allocator entry points, run displaced in this process ---- */
+
+/* A page within reach of RIP-relative operands of code at near (below it,
+ * where the kernel's top-down mmap leaves room). */
+static uint8_t *map_slot_page_near(const void *near)
+{
+    uintptr_t base = (uintptr_t)near & ~(uintptr_t)0xfff;
+    for (uintptr_t dist = 1u << 28; dist >= (1u << 20); dist >>= 1) {
+        for (int sign = -1; sign <= 1; sign += 2) {
+            void *want = (void *)(base + (uintptr_t)((intptr_t)sign * (intptr_t)dist));
+            void *p = mmap(want, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+            if (p == want)
+                return p;
+            if (p != MAP_FAILED)
+                munmap(p, 4096);
+        }
+    }
+    return NULL;
+}
+
+/* The entry of fn, displaced into its own slot: calling the returned address
+ * behaves like calling fn if the plan is right.  Slots are 64 bytes apart in
+ * page. */
+static void *displaced_entry(const char *name, void *fn, uint8_t *page, unsigned index)
+{
+    uint8_t *slot = page + 64 * index;
+    struct displace_plan p = x86_displace(fn, ARCH_INSN_MAX, (uintptr_t)fn, (uintptr_t)slot, true);
+    CHECK(p.kind != DISPLACE_UNSUPPORTED, "%s: no plan", name);
+    if (p.kind == DISPLACE_EMULATE)
+        put_abs_jump(slot, p.new_pc);
+    else if (p.kind == DISPLACE_OUT_OF_LINE)
+        memcpy(slot, p.slot_bytes, p.slot_len);
+    else
+        return NULL;
+    __builtin___clear_cache((char *)slot, (char *)slot + 64);
+    return slot;
+}
+
+static void *lookup(void *handle, const char *name)
+{
+    void *fn = handle ? dlsym(handle, name) : NULL;
+    CHECK(fn != NULL, "dlsym %s", name);
+    return fn;
+}
+
+/* malloc, calloc, realloc, free, posix_memalign, aligned_alloc, mmap,
+ * mremap, munmap, operator new/delete of the real libc and libstdc++ (not
+ * an interposer's), each entered through its displaced first instruction. */
+static void test_real_entries(void)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW);
+    void *m = libc ? lookup(libc, "malloc") : NULL;
+    uint8_t *page = m ? map_slot_page_near(m) : NULL;
+    CHECK(page != NULL, "no slot page near libc");
+    if (!page)
+        return;
+    unsigned n = 0;
+#define DISPLACED(handle, type, name) \
+    ((type)displaced_entry(name, lookup(handle, name), page, n++))
+    void *(*d_malloc)(size_t) = DISPLACED(libc, void *(*)(size_t), "malloc");
+    void *(*d_calloc)(size_t, size_t) = DISPLACED(libc, void *(*)(size_t, size_t), "calloc");
+    void *(*d_realloc)(void *, size_t) = DISPLACED(libc, void *(*)(void *, size_t), "realloc");
+    void (*d_free)(void *) = DISPLACED(libc, void (*)(void *), "free");
+    int (*d_posix_memalign)(void **, size_t, size_t) =
+        DISPLACED(libc, int (*)(void **, size_t, size_t), "posix_memalign");
+    void *(*d_aligned_alloc)(size_t, size_t) =
+        DISPLACED(libc, void *(*)(size_t, size_t), "aligned_alloc");
+    void *(*d_mmap)(void *, size_t, int, int, int, off_t) =
+        DISPLACED(libc, void *(*)(void *, size_t, int, int, int, off_t), "mmap");
+    void *(*d_mremap)(void *, size_t, size_t, int, ...) =
+        DISPLACED(libc, void *(*)(void *, size_t, size_t, int, ...), "mremap");
+    int (*d_munmap)(void *, size_t) = DISPLACED(libc, int (*)(void *, size_t), "munmap");
+    if (failures)
+        return;
+
+    char *a = d_malloc(100);
+    CHECK(a != NULL, "displaced malloc");
+    memset(a, 'x', 100);
+    unsigned char *z = d_calloc(10, 10);
+    CHECK(z != NULL && z[0] == 0 && z[99] == 0, "displaced calloc");
+    a = d_realloc(a, 5000);
+    CHECK(a != NULL && a[99] == 'x', "displaced realloc");
+    void *al = NULL;
+    CHECK(d_posix_memalign(&al, 256, 32) == 0 && al && ((uintptr_t)al & 255) == 0,
+          "displaced posix_memalign");
+    void *al2 = d_aligned_alloc(64, 128);
+    CHECK(al2 && ((uintptr_t)al2 & 63) == 0, "displaced aligned_alloc");
+    d_free(a);
+    d_free(z);
+    d_free(al);
+    d_free(al2);
+    char *map = d_mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED, "displaced mmap");
+    if (map != MAP_FAILED) {
+        map[0] = 1;
+        map = d_mremap(map, 8192, 65536, MREMAP_MAYMOVE);
+        CHECK(map != MAP_FAILED && map[0] == 1, "displaced mremap");
+        if (map != MAP_FAILED)
+            CHECK(d_munmap(map, 65536) == 0, "displaced munmap");
+    }
+    if (cxx) {
+        void *(*d_new)(size_t) = DISPLACED(cxx, void *(*)(size_t), "_Znwm");
+        void (*d_delete)(void *) = DISPLACED(cxx, void (*)(void *), "_ZdlPv");
+        if (d_new && d_delete) {
+            long *obj = d_new(sizeof(long) * 4);
+            CHECK(obj != NULL, "displaced operator new");
+            obj[3] = 7;
+            d_delete(obj);
+        }
+    } else {
+        printf("libstdc++.so.6 not loadable: operator new not run\n");
+    }
+#undef DISPLACED
+    printf("%u real entry points run displaced (slot page %p)\n", n, (void *)page);
+    munmap(page, 4096);
+}
+
 #endif /* __x86_64__ */
 
 /* Instructions that must not be displaced, and a RIP-relative operand whose
@@ -418,6 +538,7 @@ int main(void)
 {
 #if defined(__x86_64__)
     test_execution();
+    test_real_entries();
 #else
     printf("SKIP execution oracle: not an x86_64 build\n");
 #endif
