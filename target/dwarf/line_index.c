@@ -16,10 +16,20 @@ struct line_unit {
     uint8_t address_size;
 };
 
-/* One sequence: [lo, lo + size) and where its opcodes start. */
+/* One sequence: [lo, lo + size) and where its opcodes start.
+ *
+ * A sequence whose last row sits at its end address ("dangling": gcc emits
+ * these for functions ending in a call to a noreturn function) answers
+ * more in elfutils, which sorts a CU's rows by address with the end marker
+ * before a normal row at the same address: that last row then covers the
+ * addresses up to the CU's next row.  Such a sequence is widened to the
+ * next sequence of its unit when the index is built (and flagged). */
+#define SEQ_DANGLING 0x80000000u
+#define SEQ_SIZE_MASK 0x7fffffffu
+
 struct line_seq {
     uint64_t lo;
-    uint32_t size;
+    uint32_t size_flags;      /* size | SEQ_DANGLING */
     uint32_t offset;          /* in .debug_line (refused beyond 4 GiB) */
 };
 
@@ -86,9 +96,9 @@ static void add_unit(struct line_index *idx, uint64_t line_offset, const char *c
     };
 }
 
-static void add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset)
+static void add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset, bool dangling)
 {
-    if (hi <= lo || hi - lo > UINT32_MAX || offset > UINT32_MAX)
+    if (hi <= lo || hi - lo > SEQ_SIZE_MASK || offset > UINT32_MAX)
         return;
     /* Sequences of code the linker discarded are relocated to 0 (GNU ld)
      * or to -1/-2 (lld tombstones); they would shadow real code. */
@@ -98,7 +108,7 @@ static void add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t o
         idx->seq_cap = idx->seq_cap ? idx->seq_cap * 2 : 256;
         idx->seqs = xreallocarray(idx->seqs, idx->seq_cap, sizeof(*idx->seqs));
     }
-    idx->seqs[idx->seq_count++] = (struct line_seq){ .lo = lo, .size = (uint32_t)(hi - lo), .offset = (uint32_t)offset };
+    idx->seqs[idx->seq_count++] = (struct line_seq){ .lo = lo, .size_flags = (uint32_t)(hi - lo) | (dangling ? SEQ_DANGLING : 0), .offset = (uint32_t)offset };
 }
 
 static int cmp_unit(const void *a, const void *b)
@@ -115,7 +125,8 @@ static int cmp_seq(const void *a, const void *b)
     const struct line_seq *x = a, *y = b;
     if (x->lo != y->lo)
         return x->lo < y->lo ? -1 : 1;
-    return (x->size > y->size) - (x->size < y->size);
+    uint32_t xs = x->size_flags & SEQ_SIZE_MASK, ys = y->size_flags & SEQ_SIZE_MASK;
+    return (xs > ys) - (xs < ys);
 }
 
 static void collect_units_from_info(struct line_index *idx, const struct dwarf_sections *secs)
@@ -160,13 +171,36 @@ static void dedupe_units(struct line_index *idx)
     idx->unit_count = out;
 }
 
+/* Widens the dangling sequences of one unit (seqs[first..]) up to the
+ * unit's next sequence; one that is last in its unit stays as it is. */
+static void widen_dangling(struct line_index *idx, size_t first)
+{
+    size_t n = idx->seq_count - first;
+    struct line_seq *seqs = idx->seqs + first;
+    qsort(seqs, n, sizeof(*seqs), cmp_seq);
+    for (size_t i = 0; i < n; i++) {
+        if (!(seqs[i].size_flags & SEQ_DANGLING))
+            continue;
+        uint64_t end = seqs[i].lo + (seqs[i].size_flags & SEQ_SIZE_MASK);
+        seqs[i].size_flags &= ~SEQ_DANGLING;
+        for (size_t j = i + 1; j < n; j++) {
+            if (seqs[j].lo >= end) {
+                if (seqs[j].lo - seqs[i].lo <= SEQ_SIZE_MASK)
+                    seqs[i].size_flags = (uint32_t)(seqs[j].lo - seqs[i].lo) | SEQ_DANGLING;
+                break;
+            }
+        }
+    }
+}
+
 static void index_program(struct line_index *idx, const struct line_header *h)
 {
+    size_t first = idx->seq_count;
     struct line_program p;
     struct line_row row;
     line_program_start(&p, &idx->secs, h, h->program_offset);
     bool open = false;
-    uint64_t lo = 0, seq_offset = 0;
+    uint64_t lo = 0, seq_offset = 0, last = 0;
     while (line_program_next(&p, &row)) {
         if (!open) {
             open = true;
@@ -176,10 +210,12 @@ static void index_program(struct line_index *idx, const struct line_header *h)
             lo = row.address;
         }
         if (row.end_sequence) {
-            add_seq(idx, lo, row.address, seq_offset);
+            add_seq(idx, lo, row.address, seq_offset, last == row.address && lo != row.address);
             open = false;
         }
+        last = row.address;
     }
+    widen_dangling(idx, first);
 }
 
 static bool format_uses_debug_str(const struct line_entry_format *f)
@@ -312,7 +348,9 @@ static bool lookup_in_seq(struct line_index *idx, const struct line_seq *s, uint
     line_program_start(&p, &idx->secs, h, s->offset);
     while (line_program_next(&p, &row)) {
         if (row.end_sequence) {
-            if (address >= row.address)
+            /* Past the end only a row at the end address itself (sorted
+             * after the end marker, see SEQ_DANGLING) still answers. */
+            if (address >= row.address && (!found || best.address != row.address))
                 found = false;
             break;
         }
@@ -346,7 +384,12 @@ bool line_index_lookup(struct line_index *idx, uint64_t address, struct line_loc
     }
     for (size_t i = l, steps = 0; i > 0 && steps < OVERLAP_LOOKBACK; i--, steps++) {
         const struct line_seq *s = &idx->seqs[i - 1];
-        if (address - s->lo < s->size && lookup_in_seq(idx, s, address, out))
+        /* A widened sequence answers only as the nearest start below the
+         * address: elfutils picks the CU by that start, so code of another
+         * unit between it and the address shadows it. */
+        if (i != l && (s->size_flags & SEQ_DANGLING))
+            continue;
+        if (address - s->lo < (s->size_flags & SEQ_SIZE_MASK) && lookup_in_seq(idx, s, address, out))
             return true;
     }
     return false;

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# file:line of memtrace's symbolizer against elfutils' eu-addr2line, on
+# binaries built here (C at -O2 with DWARF 2, 3, 4, 5, compressed -gz, clang
+# DWARF 5 with MD5s, C++ templates) and on libc's build-id debug file.
+# Addresses are sampled from each file's own decoded line table
+# (readelf -wL) and at random in .text.  Every address eu-addr2line knows a
+# line for must get exactly the same file:line.
+#
+# Uses `$MEMTRACE --addr2line` when the binary supports it, else the unit
+# test program (same code, through the library API).
+set -u
+: "${MT_ROOT:?}" "${MT_TMP:?}"
+MT_BUILD=${MT_BUILD:-build}
+SAMPLES=${MT_LINE_SAMPLES:-1500}
+cd "$MT_TMP" || exit 1
+
+command -v eu-addr2line >/dev/null || { echo "eu-addr2line (elfutils) not installed"; exit 77; }
+command -v gcc >/dev/null || { echo "gcc not installed"; exit 77; }
+
+mode=unit
+if [ -x "${MEMTRACE:-}" ] && "$MEMTRACE" --addr2line "$MEMTRACE" 0 >/dev/null 2>&1; then
+    mode=memtrace
+fi
+UNIT=$MT_ROOT/$MT_BUILD/unit/test_line_elfutils
+if [ $mode = unit ] && [ ! -x "$UNIT" ]; then
+    echo "neither \$MEMTRACE --addr2line nor $UNIT available"
+    exit 77
+fi
+echo "checking through: $mode"
+
+# --- programs ---------------------------------------------------------------
+C_SRCS="$MT_ROOT/selftest/unit/test_line_elfutils.c $MT_ROOT/target/dwarf/cursor.c \
+ $MT_ROOT/target/dwarf/dwarf_sections.c $MT_ROOT/target/dwarf/info_form.c $MT_ROOT/target/dwarf/info_cu.c \
+ $MT_ROOT/target/dwarf/line_header.c $MT_ROOT/target/dwarf/line_program.c $MT_ROOT/target/dwarf/line_index.c \
+ $MT_ROOT/shared/xalloc.c $MT_ROOT/shared/log.c"
+CFLAGS_C="-std=gnu11 -I$MT_ROOT -O2"
+files=()
+build() { # name compiler flags...
+    local name=$1; shift
+    if "$@" -o "$name" >"$name.log" 2>&1; then files+=("$MT_TMP/$name"); else
+        echo "could not build $name:"; tail -5 "$name.log"; exit 1; fi
+}
+build c_dwarf5 gcc $CFLAGS_C -g -gdwarf-5 $C_SRCS -lelf -lz
+build c_dwarf4 gcc $CFLAGS_C -g -gdwarf-4 $C_SRCS -lelf -lz
+build c_dwarf3 gcc $CFLAGS_C -g -gdwarf-3 $C_SRCS -lelf -lz
+build c_dwarf2 gcc $CFLAGS_C -g -gdwarf-2 $C_SRCS -lelf -lz
+build c_gz gcc $CFLAGS_C -g -gz $C_SRCS -lelf -lz
+# eu-addr2line 0.188 cannot read clang 14's DWARF 5 CU DIEs (addrx,
+# rnglistx); binutils addr2line judges the clang build instead.
+clang_file=
+if command -v clang >/dev/null && command -v addr2line >/dev/null; then
+    clang -std=gnu11 -I"$MT_ROOT" -O2 -g -gdwarf-5 -Wno-everything $C_SRCS -lelf -lz -o c_clang >c_clang.log 2>&1 &&
+        clang_file=$MT_TMP/c_clang
+fi
+cat >templates.cpp <<'CPP'
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+template <typename T> struct Stack {
+    std::vector<T> items;
+    void push(const T &v) { items.push_back(v); }
+    T pop() { T v = items.back(); items.pop_back(); return v; }
+    bool empty() const { return items.empty(); }
+};
+
+template <typename K, typename V> V sum_values(const std::map<K, V> &m)
+{
+    V total{};
+    for (const auto &kv : m)
+        total += kv.second;
+    return total;
+}
+
+struct Shape { virtual ~Shape() = default; virtual double area() const = 0; };
+struct Square : Shape { double s; explicit Square(double x) : s(x) {} double area() const override { return s * s; } };
+struct Circle : Shape { double r; explicit Circle(double x) : r(x) {} double area() const override { return 3.14159 * r * r; } };
+
+int main(int argc, char **argv)
+{
+    std::map<std::string, int> words;
+    for (int i = 0; i < argc; i++)
+        words[argv[i]] += i;
+    Stack<std::string> st;
+    for (auto &kv : words)
+        st.push(kv.first);
+    std::vector<std::unique_ptr<Shape>> shapes;
+    for (int i = 0; i < 10; i++) {
+        if (i % 2) shapes.push_back(std::make_unique<Square>(i));
+        else shapes.push_back(std::make_unique<Circle>(i));
+    }
+    std::sort(shapes.begin(), shapes.end(), [](const auto &a, const auto &b) { return a->area() < b->area(); });
+    std::ostringstream out;
+    while (!st.empty())
+        out << st.pop() << ' ';
+    std::map<int, double> areas;
+    for (size_t i = 0; i < shapes.size(); i++)
+        areas[(int)i] = shapes[i]->area();
+    out << sum_values(words) << ' ' << sum_values(areas);
+    std::cout << out.str() << std::endl;
+    return 0;
+}
+CPP
+build cxx_templates g++ -std=gnu++17 -g -O2 templates.cpp
+
+libc=$(ldd /bin/true | awk '/libc\.so/{print $3}')
+libc_debug=
+if [ -n "$libc" ]; then
+    id=$(readelf -n "$libc" | awk '/Build ID/{print $3}')
+    cand=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+    [ -r "$cand" ] && libc_debug=$cand
+fi
+[ -n "$libc_debug" ] && files+=("$libc_debug") || echo "libc6-dbg not installed: libc not checked"
+
+# --- comparison -------------------------------------------------------------
+if [ $mode = unit ]; then
+    MT_LINE_SAMPLES=$SAMPLES "$UNIT" "${files[@]}" ${clang_file:+--oracle=addr2line "$clang_file"}
+    exit $?
+fi
+
+total_agree=0 total_bad=0
+oracle=eu-addr2line
+[ -n "$clang_file" ] && files+=(--oracle=addr2line "$clang_file")
+for f in "${files[@]}"; do
+    case $f in --oracle=*) oracle=${f#--oracle=}; continue ;; esac
+    # Row addresses of the decoded line table, one before and one after,
+    # plus random .text addresses.
+    readelf -wL "$f" 2>/dev/null | awk '$3 ~ /^0x[0-9a-f]+$/ {print $3}' >rows.txt
+    read -r tlo tsize < <(readelf -SW "$f" | awk '$2==".text"{print $4, $6}')
+    awk -v n="$SAMPLES" -v tlo="${tlo:-0}" -v tsize="${tsize:-0}" '
+        function hex(s,  v, i, c) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+            for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+            return v }
+        { a[NR] = hex($1) }
+        END { srand(42)
+              for (i = 0; i < n && NR > 0; i++) printf "0x%x\n", a[int(rand() * NR) + 1] + int(rand() * 3) - 1
+              if (tsize != "0") { lo = hex(tlo); sz = hex(tsize)
+                  for (i = 0; i < n / 4; i++) printf "0x%x\n", lo + int(rand() * sz) } }' rows.txt >addrs.txt
+    xargs $oracle -e "$f" <addrs.txt | sed -E 's/:([0-9]+):[0-9]+$/:\1/; s/ \(discriminator [0-9]+\)$//' >eu.txt
+    xargs "$MEMTRACE" --addr2line "$f" <addrs.txt | awk 'NR % 2 == 0' | sed -E 's/ \(discriminator [0-9]+\)$//' >ours.txt
+    read -r agree bad < <(paste -d '\t' addrs.txt eu.txt ours.txt | awk -F '\t' '
+        $2 ~ /^\?\?:/ || $2 ~ /:[0?]$/ { next }
+        $2 == $3 { ok++; next }
+        { bad++; if (bad <= 10) print "  MISMATCH " $1 ": oracle " $2 ", memtrace " $3 > "/dev/stderr" }
+        END { print ok + 0, bad + 0 }')
+    echo "$f [$oracle]: $(wc -l <addrs.txt) addresses, $agree agree, $bad mismatch"
+    total_agree=$((total_agree + agree)); total_bad=$((total_bad + bad))
+done
+echo "total: $total_agree agree, $total_bad mismatch"
+[ "$total_bad" -eq 0 ] && [ "$total_agree" -gt 0 ]
