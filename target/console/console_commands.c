@@ -120,6 +120,9 @@ void console_monitor_tick(struct console *c)
     c->last_bytes = tot.in_use_bytes;
     c->last_blocks = tot.in_use_blocks;
     c->last_time = now;
+    /* The summary landed after the prompt: show it again below. */
+    if (c->interactive)
+        fputs("> ", c->out);
     fflush(c->out);
 }
 
