@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# mDNS in two network namespaces: memtrace-fs publishes through a private
+# avahi-daemon in "host"; avahi-browse there (the oracle) resolves it; the
+# target's one-shot query (mdns_discover) in "target" finds the same address
+# and port, and files read through it compare equal.  Also: renaming on a
+# name collision and publishing again after an avahi-daemon restart, both as
+# avahi-browse sees them, and "nothing found" once memtrace-fs is gone.
+set -u
+. "$(dirname "$0")/net_common.bash"
+command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
+command -v dbus-daemon >/dev/null || skip "dbus-daemon not installed"
+setup_netns
+start_dbus
+start_avahi
+
+root=$MT_TMP/sysroot
+make_sysroot "$root"
+name=mtfs-test-$tag
+"${IN_HOST[@]}" "$MEMTRACE_FS" -p 3002 -N "$name" "$root" >"$MT_TMP/fs.log" 2>&1 &
+FS1=$!
+PIDS+=($FS1)
+
+line=$(browse "$name") || { cat "$MT_TMP/fs.log" "$MT_TMP/avahi.log"; fail "avahi-browse does not see $name"; }
+echo "avahi-browse: $line"
+oracle_addr=$(echo "$line" | cut -d';' -f8)
+oracle_port=$(echo "$line" | cut -d';' -f9)
+echo "$line" | grep -q '"proto=1"' || fail "TXT proto=1 missing"
+echo "$line" | grep -qF "\"sysroots=$(realpath "$root")\"" || fail "TXT sysroots missing"
+
+found=$("${IN_TARGET[@]}" "$TEST_MDNS" discover 3000)
+echo "mdns_discover: $found"
+[ "$found" = "found $oracle_addr:$oracle_port" ] ||
+    fail "mdns_discover says '$found', avahi-browse says $oracle_addr:$oracle_port"
+
+id=$(readelf_build_id "$MT_TMP/prog.full")
+out=$MT_TMP/out
+mkdir -p "$out"
+"${IN_TARGET[@]}" "$TEST_WIRE" client -c "${found#found }" 5000 >"$MT_TMP/client.out" <<CMDS
+path /usr/bin/prog $out/prog
+buildid $id $out/byid
+CMDS
+cat "$MT_TMP/client.out"
+[ "$(sed -n 2p "$MT_TMP/client.out" | cut -d' ' -f1)" = ok ] || fail "read by path"
+[ "$(sed -n 3p "$MT_TMP/client.out" | cut -d' ' -f1)" = ok ] || fail "read by build-id"
+cmp "$out/prog" "$root/usr/bin/prog" || fail "bytes differ"
+cmp "$out/byid" "$root/usr/bin/.debug/prog.debug" || fail "bytes differ (build-id)"
+
+# Collision: a second server with the same name gets another one.
+"${IN_HOST[@]}" "$MEMTRACE_FS" -p 3003 -N "$name" "$root" >"$MT_TMP/fs2.log" 2>&1 &
+FS2=$!
+PIDS+=($FS2)
+ok=
+for _ in $(seq 1 40); do
+    n=$("${IN_HOST[@]}" timeout 10 avahi-browse -rpt _memtrace-fs._tcp 2>/dev/null |
+        awk -F';' '$1 == "=" && $9 == 3003 {print $4}' | head -n 1)
+    if [ -n "$n" ] && [ "$n" != "$name" ]; then ok=1; break; fi
+    sleep 0.5
+done
+cat "$MT_TMP/fs2.log"
+[ -n "$ok" ] || fail "second server was not renamed (avahi-browse shows '$n')"
+echo "renamed on collision: $n"
+kill "$FS2"; wait "$FS2" 2>/dev/null
+
+# avahi-daemon restart: memtrace-fs publishes again by itself.
+stop_avahi
+sleep 1
+start_avahi
+browse "$name" >/dev/null || { cat "$MT_TMP/fs.log"; fail "not published again after avahi-daemon restart"; }
+echo "published again after avahi-daemon restart"
+cat "$MT_TMP/fs.log"; grep -q "back: publishing again" "$MT_TMP/fs.log" || fail "no message about publishing again"
+
+# Gone: discovery says so within its timeout.
+kill "$FS1"; wait "$FS1" 2>/dev/null
+sleep 1
+start=$SECONDS
+if res=$("${IN_TARGET[@]}" "$TEST_MDNS" discover 2000); then
+    fail "discovered a server that is gone: $res"
+fi
+echo "after stop: $res ($((SECONDS - start)) s)"
+[ $((SECONDS - start)) -le 4 ] || fail "discovery took too long"
+cat "$MT_TMP/fs.log"
+echo "net_mdns: ok"
