@@ -14,8 +14,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <dlfcn.h>
 #include <fcntl.h>
+#ifndef MT_NO_LIBELF   /* the i386 script build has no 32-bit libelf */
 #include <gelf.h>
 #include <libelf.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,21 @@ static int failures;
             printf("\n");                                 \
         }                                                 \
     } while (0)
+
+struct snippet {
+    const char *name;
+    const uint8_t *start, *displaced, *end;
+    enum displace_kind want;
+    uint32_t args[3];
+    unsigned n_args;
+    bool needs_avx;
+    bool arg_is_page_a;   /* the snippet receives A's address */
+};
+
+/* A snippet with its arguments: S(name, expected plan kind, arg, ...) */
+#define S(name, kind, ...)                                                        \
+    {#name, s_##name, s_##name##_d, s_##name##_e, kind, {__VA_ARGS__},           \
+     sizeof((uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t), false, false}
 
 #if defined(__x86_64__)
 
@@ -92,20 +109,6 @@ DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SN
 DECLARE_SNIPPET(call); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg); DECLARE_SNIPPET(fs);
 DECLARE_SNIPPET(vex);
 
-struct snippet {
-    const char *name;
-    const uint8_t *start, *displaced, *end;
-    enum displace_kind want;
-    uint64_t args[3];
-    unsigned n_args;
-    bool needs_avx;
-    bool arg_is_page_a;   /* the snippet receives A's address */
-};
-
-#define S(name, kind, ...)                                                        \
-    {#name, s_##name, s_##name##_d, s_##name##_e, kind, {__VA_ARGS__},           \
-     sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t), false, false}
-
 static const struct snippet snippets[] = {
     S(lea, DISPLACE_OUT_OF_LINE, 0),
     S(cmpb0, DISPLACE_OUT_OF_LINE, 0),
@@ -134,18 +137,96 @@ static const struct snippet snippets[] = {
     {"vex", s_vex, s_vex_d, s_vex_e, DISPLACE_OUT_OF_LINE, {0}, 1, true, false},
 };
 
-typedef uint64_t (*snippet_fn)(uint64_t);
+#define MODE64 true
 
-/* `jmp *0(%rip); .quad dest`: how the test enters an emulated plan's new_pc. */
+#elif defined(__i386__)
+
+/* i386 snippets (cdecl: the argument is at 4(%esp)); no RIP-relative
+ * addressing, but PC-dependent calls (the get_pc_thunk idiom) and 16-bit
+ * addressing. */
+#define SNIPPET(name, body) \
+    ".globl s_" #name "\n.globl s_" #name "_d\n.globl s_" #name "_e\ns_" #name ":\n" body "\ns_" #name "_e:\n"
+__asm__(".pushsection .rodata.x86_snippets,\"a\"\n"
+        SNIPPET(push_ebp, "s_push_ebp_d: push %ebp\n mov %esp,%ebp\n mov 8(%ebp),%eax\n pop %ebp\n ret")
+        SNIPPET(mov_esp, "push %ebp\ns_mov_esp_d: mov %esp,%ebp\n mov 8(%ebp),%eax\n pop %ebp\n ret")
+        /* call to the next instruction, pop: the PC-relative base of i386 PIC */
+        SNIPPET(getpc, "s_getpc_d: call 1f\n1: pop %eax\n ret")
+        SNIPPET(call, "s_call_d: call 1f\n add $1,%eax\n ret\n1: mov (%esp),%eax\n add 8(%esp),%eax\n ret")
+        SNIPPET(subesp, "mov %esp,%ecx\ns_subesp_d: sub $0x1c,%esp\n sub %esp,%ecx\n mov %ecx,%eax\n"
+                        " add $0x1c,%esp\n ret")
+        SNIPPET(cmpflags, "mov 4(%esp),%ecx\ns_cmpflags_d: cmp $5,%ecx\n pushf\n pop %eax\n"
+                          " and $0x8d5,%eax\n ret")
+        SNIPPET(jz8, "mov 4(%esp),%ecx\n test %ecx,%ecx\ns_jz8_d: jz 1f\n mov $1,%eax\n ret\n"
+                     "1: mov $2,%eax\n ret")
+        SNIPPET(jz32, "mov 4(%esp),%ecx\n test %ecx,%ecx\ns_jz32_d: {disp32} jz 1f\n mov $1,%eax\n ret\n"
+                      "1: mov $2,%eax\n ret")
+        SNIPPET(jmp8, "s_jmp8_d: jmp 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(jmp32, "s_jmp32_d: {disp32} jmp 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(loop, "mov 4(%esp),%ecx\ns_loop_d: loop 1f\n mov %ecx,%eax\n ret\n1: lea 100(%ecx),%eax\n ret")
+        SNIPPET(jecxz, "mov 4(%esp),%ecx\ns_jecxz_d: jecxz 1f\n mov $1,%eax\n ret\n1: mov $2,%eax\n ret")
+        SNIPPET(endbr, "s_endbr_d: endbr32\n mov 4(%esp),%eax\n ret")
+        SNIPPET(gs, "s_gs_d: mov %gs:0x14,%eax\n ret")
+        SNIPPET(ret, "mov 4(%esp),%eax\ns_ret_d: ret")
+        SNIPPET(jmpreg, "mov 4(%esp),%ecx\n lea 1f-s_jmpreg(%ecx),%ecx\ns_jmpreg_d: jmp *%ecx\n ud2\n"
+                        "1: lea 7(%ecx),%eax\n ret")
+        /* addr16 lea 0x1234,%eax: a 16-bit displacement */
+        SNIPPET(addr16, "s_addr16_d: .byte 0x67, 0x8d, 0x06, 0x34, 0x12\n ret")
+        ".popsection\n");
+
+#define DECLARE_SNIPPET(name) \
+    extern const uint8_t s_##name[], s_##name##_d[], s_##name##_e[]
+
+DECLARE_SNIPPET(push_ebp); DECLARE_SNIPPET(mov_esp); DECLARE_SNIPPET(getpc); DECLARE_SNIPPET(call);
+DECLARE_SNIPPET(subesp); DECLARE_SNIPPET(cmpflags); DECLARE_SNIPPET(jz8); DECLARE_SNIPPET(jz32);
+DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SNIPPET(jecxz);
+DECLARE_SNIPPET(endbr); DECLARE_SNIPPET(gs); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg);
+DECLARE_SNIPPET(addr16);
+
+
+static const struct snippet snippets[] = {
+    S(push_ebp, DISPLACE_OUT_OF_LINE, 42),
+    S(mov_esp, DISPLACE_OUT_OF_LINE, 43),
+    S(getpc, DISPLACE_OUT_OF_LINE, 0),
+    S(call, DISPLACE_OUT_OF_LINE, 0, 9),
+    S(subesp, DISPLACE_OUT_OF_LINE, 0),
+    S(cmpflags, DISPLACE_OUT_OF_LINE, 3, 5, 7),
+    S(jz8, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(jz32, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(jmp8, DISPLACE_EMULATE, 0),
+    S(jmp32, DISPLACE_EMULATE, 0),
+    S(loop, DISPLACE_OUT_OF_LINE, 1, 2, 3),
+    S(jecxz, DISPLACE_OUT_OF_LINE, 0, 1),
+    S(endbr, DISPLACE_EMULATE, 5),
+    S(gs, DISPLACE_OUT_OF_LINE, 0),
+    S(ret, DISPLACE_OUT_OF_LINE, 77),
+    {"jmpreg", s_jmpreg, s_jmpreg_d, s_jmpreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
+    S(addr16, DISPLACE_OUT_OF_LINE, 0),
+};
+
+#define MODE64 false
+
+#endif
+
+typedef uintptr_t (*snippet_fn)(uintptr_t);
+
+/* An absolute jump, how the test enters an emulated plan's new_pc:
+ * `jmp *0(%rip); .quad dest` or `jmp rel32`. */
 static size_t put_abs_jump(uint8_t *p, uint64_t dest)
 {
+#if defined(__x86_64__)
     static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
     memcpy(p, jmp, sizeof(jmp));
     memcpy(p + 6, &dest, 8);
     return 14;
+#else
+    uint32_t rel = (uint32_t)dest - (uint32_t)(uintptr_t)(p + 5);
+    p[0] = 0xe9;
+    memcpy(p + 1, &rel, 4);
+    return 5;
+#endif
 }
 
-static uint64_t run_original(const struct snippet *s, uint8_t *a, uint64_t arg)
+static uintptr_t run_original(const struct snippet *s, uint8_t *a, uintptr_t arg)
 {
     size_t len = (size_t)(s->end - s->start);
     memcpy(a, s->start, len);
@@ -153,14 +234,14 @@ static uint64_t run_original(const struct snippet *s, uint8_t *a, uint64_t arg)
     return ((snippet_fn)(uintptr_t)a)(arg);
 }
 
-static bool run_displaced(const struct snippet *s, uint8_t *a, uint8_t *b, uint64_t arg,
-                          uint64_t *result)
+static bool run_displaced(const struct snippet *s, uint8_t *a, uint8_t *b, uintptr_t arg,
+                          uintptr_t *result)
 {
     size_t len = (size_t)(s->end - s->start), k = (size_t)(s->displaced - s->start);
     memcpy(a, s->start, len);
     memcpy(b, s->start, k);   /* the instructions before the displaced one */
     struct displace_plan plan = x86_displace(a + k, len - k, (uintptr_t)(a + k), (uintptr_t)(b + k),
-                                             true);
+                                             MODE64);
     CHECK(plan.kind == s->want, "%s: plan kind %d, want %d", s->name, plan.kind, s->want);
     if (plan.kind == DISPLACE_EMULATE) {
         put_abs_jump(b + k, plan.new_pc);
@@ -180,7 +261,7 @@ static bool run_displaced(const struct snippet *s, uint8_t *a, uint8_t *b, uint6
  * displacement would miss, near enough for a rewritten one. */
 static uint8_t *map_near(uint8_t *a)
 {
-    for (uint64_t dist = 1ull << 30; dist >= (1ull << 16); dist >>= 2) {
+    for (uintptr_t dist = (uintptr_t)1 << 30; dist >= ((uintptr_t)1 << 16); dist >>= 2) {
         void *want = a + dist;
         void *b = mmap(want, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -213,8 +294,8 @@ static void test_execution(void)
         if (s->needs_avx && !__builtin_cpu_supports("avx"))
             continue;
         for (unsigned j = 0; j < s->n_args; j++) {
-            uint64_t arg = s->arg_is_page_a ? (uintptr_t)a : s->args[j];
-            uint64_t want = run_original(s, a, arg), got = 0;
+            uintptr_t arg = s->arg_is_page_a ? (uintptr_t)a : s->args[j];
+            uintptr_t want = run_original(s, a, arg), got = 0;
             if (!run_displaced(s, a, b, arg, &got))
                 continue;
             runs++;
@@ -227,6 +308,8 @@ static void test_execution(void)
     munmap(a, 4096);
     munmap(b, 4096);
 }
+
+#if defined(__x86_64__)
 
 /* ---- the real allocator entry points, run displaced in this process ---- */
 
@@ -413,6 +496,8 @@ static void test_i386_plans(void)
     CHECK(p.kind == DISPLACE_EMULATE && p.new_pc == 0x8048004, "endbr32 plan");
 }
 
+#ifndef MT_NO_LIBELF
+
 /* ---- real entry points ---- */
 
 struct entry_file {
@@ -534,17 +619,19 @@ static void test_entry_points(void)
     printf("%u entry points planned\n", planned);
 }
 
+#endif /* MT_NO_LIBELF */
+
 int main(void)
 {
-#if defined(__x86_64__)
     test_execution();
+#if defined(__x86_64__)
     test_real_entries();
-#else
-    printf("SKIP execution oracle: not an x86_64 build\n");
 #endif
     test_refusals();
     test_i386_plans();
+#ifndef MT_NO_LIBELF
     test_entry_points();
+#endif
     if (failures) {
         printf("%d failures\n", failures);
         return 1;
