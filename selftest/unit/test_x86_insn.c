@@ -519,6 +519,7 @@ static const char *const cxx32_symbols[] = {"_Znwj", "_Znaj", "_ZdlPv", "_ZdaPv"
 static const struct entry_file entry_files[] = {
     {"/lib/x86_64-linux-gnu/libc.so.6", true, true, libc_symbols},
     {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", true, true, cxx_symbols},
+    {"/lib/x86_64-linux-musl/libc.so", true, false, libc_symbols},   /* Debian's musl */
     {"/usr/lib/musl/lib/libc.so", true, false, libc_symbols},
     {"/usr/lib32/libc.so.6", false, false, libc_symbols},
     {"/usr/lib32/libstdc++.so.6", false, false, cxx32_symbols},
@@ -601,8 +602,7 @@ static void test_entry_points(void)
                 slot &= 0xffffffffu;
             struct displace_plan p = x86_displace(code, (size_t)got, addr, slot, ef->mode64);
             static const char *const kinds[] = {"UNSUPPORTED", "EMULATE", "OUT_OF_LINE"};
-            printf("%-28s %-24s %-11s", ef->path + (strrchr(ef->path, '/') - ef->path) + 1,
-                   ef->symbols[s], kinds[p.kind]);
+            printf("%-42s %-24s %-11s", ef->path, ef->symbols[s], kinds[p.kind]);
             print_bytes(code, p.insn_len ? p.insn_len : 1);
             printf("\n");
             CHECK(p.kind != DISPLACE_UNSUPPORTED, "%s %s cannot be displaced", ef->path,

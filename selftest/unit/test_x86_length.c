@@ -216,7 +216,8 @@ int main(int argc, char **argv)
         "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
         "/bin/bash", "/usr/lib32/libc.so.6", "/usr/lib32/libm.so.6",
         /* optional: lots of SSE/AVX/AVX-512 and SHA/AES instructions */
-        "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "/usr/lib/x86_64-linux-gnu/libm.so.6", NULL};
+        "/usr/lib/x86_64-linux-gnu/libcrypto.so.3", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib/x86_64-linux-musl/libc.so", NULL};
     const char *const *files = argc > 1 ? (const char *const *)argv + 1 : defaults;
     bool ok = true;
     unsigned long total = 0;
