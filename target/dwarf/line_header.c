@@ -242,6 +242,12 @@ static const char *v5_dir(const struct dwarf_sections *secs, const struct line_h
     return e.path;
 }
 
+const char *line_header_dir(const struct dwarf_sections *secs, const struct line_header *h,
+                            uint64_t index, const char *comp_dir)
+{
+    return h->unit.version >= 5 ? v5_dir(secs, h, index) : v4_dir(secs, h, index, comp_dir);
+}
+
 bool line_header_file_path(const struct dwarf_sections *secs, const struct line_header *h,
                            uint64_t index, const char *comp_dir, char *out, size_t outlen)
 {

@@ -66,6 +66,12 @@ unsigned line_header_std_length(const struct dwarf_sections *secs, const struct 
 bool line_header_file_path(const struct dwarf_sections *secs, const struct line_header *h,
                            uint64_t index, const char *comp_dir, char *out, size_t outlen);
 
+/* The raw name of directory entry index (DWARF 5: 0-based, entry 0 is the
+ * compilation directory; DWARF 2-4: 1-based, 0 gives comp_dir).  NULL when
+ * absent. */
+const char *line_header_dir(const struct dwarf_sections *secs, const struct line_header *h,
+                            uint64_t index, const char *comp_dir);
+
 /* Joins dir and name into out the same way (either may be NULL). */
 void line_join_path(const char *comp_dir, const char *dir, const char *name, char *out, size_t outlen);
 

@@ -144,7 +144,8 @@ static void collect_units_from_info(struct line_index *idx, const struct dwarf_s
 }
 
 /* Without .debug_info (or none of its units readable) the programs are
- * still usable, just without comp_dir. */
+ * still usable: a DWARF 5 program names its compilation directory as
+ * directory 0; older ones go without. */
 static void collect_units_from_line(struct line_index *idx, const struct dwarf_sections *secs)
 {
     uint64_t off = 0;
@@ -152,7 +153,8 @@ static void collect_units_from_line(struct line_index *idx, const struct dwarf_s
         struct line_header h;
         bool ok = line_header_parse(secs, off, 8, &h);
         if (ok)
-            add_unit(idx, off, NULL, h.unit.address_size);
+            add_unit(idx, off, h.unit.version >= 5 ? line_header_dir(secs, &h, 0, NULL) : NULL,
+                     h.unit.address_size);
         if (h.end <= off)
             break;
         off = h.end;
@@ -249,6 +251,23 @@ struct line_index *line_index_build(const struct dwarf_sections *secs)
     }
     qsort(idx->seqs, idx->seq_count, sizeof(*idx->seqs), cmp_seq);
     return idx;
+}
+
+bool line_section_self_contained(const struct dwarf_sections *secs, bool *needs_str)
+{
+    *needs_str = false;
+    uint64_t off = 0;
+    bool any = false;
+    while (off < secs->line.size) {
+        struct line_header h;
+        if (!line_header_parse(secs, off, 8, &h) || h.unit.version < 5)
+            return false;
+        any = true;
+        if (format_uses_debug_str(&h.dir_format) || format_uses_debug_str(&h.file_format))
+            *needs_str = true;
+        off = h.end;
+    }
+    return any;
 }
 
 bool line_index_release_debug_str(struct line_index *idx)

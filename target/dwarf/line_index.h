@@ -32,6 +32,12 @@ struct line_index;
 struct line_index *line_index_build(const struct dwarf_sections *secs);
 void line_index_free(struct line_index *idx);
 
+/* True when every line program in secs->line is DWARF 5: their directory 0
+ * is the compilation directory, so the index needs no .debug_info (and
+ * line_index_build without it gives the same names).  *needs_str tells
+ * whether a header names files through .debug_str. */
+bool line_section_self_contained(const struct dwarf_sections *secs, bool *needs_str);
+
 /* Comp_dir strings are copied at build time, so .debug_str is only needed
  * when a DWARF 5 line header names files through it.  When not, the index
  * forgets it and returns true: the caller may then free the section. */

@@ -32,8 +32,18 @@ struct line_object *line_object_open(struct elf_file *f)
         free(o);
         return NULL;
     }
-    struct elf_blob info, abbrev, str_offsets;
     load(f, ".debug_line_str", &o->line_str, &secs.line_str);
+    /* .debug_info is by far the largest section; DWARF 5 line tables name
+     * their compilation directory themselves, so it is read only for
+     * older ones, and dropped as soon as the index is built. */
+    bool needs_str;
+    if (line_section_self_contained(&secs, &needs_str)) {
+        if (needs_str)
+            load(f, ".debug_str", &o->str, &secs.str);
+        o->index = line_index_build(&secs);
+        return o;
+    }
+    struct elf_blob info, abbrev, str_offsets;
     load(f, ".debug_str", &o->str, &secs.str);
     load(f, ".debug_info", &info, &secs.info);
     load(f, ".debug_abbrev", &abbrev, &secs.abbrev);
@@ -44,11 +54,8 @@ struct line_object *line_object_open(struct elf_file *f)
     elf_blob_free(&str_offsets);
     /* comp_dir strings were copied into the index; .debug_str stays only
      * when a line table names its files through it. */
-    if (line_index_release_debug_str(o->index)) {
+    if (line_index_release_debug_str(o->index))
         elf_blob_free(&o->str);
-        o->str.data = NULL;
-        o->str.size = 0;
-    }
     return o;
 }
 

@@ -1,0 +1,112 @@
+/* libFuzzer target for the DWARF line-table reader and the CU DIE reader.
+ * Input: either a bare .debug_line section, or "MTLS" + five 16-bit
+ * little-endian lengths (.debug_info, .debug_abbrev, .debug_line_str,
+ * .debug_str, .debug_str_offsets), those sections, and then .debug_line.
+ * Runs the index build, a few lookups and a raw walk of every program.
+ *
+ *   clang -g -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_line.c \
+ *     target/dwarf/{cursor,dwarf_sections,info_form,info_cu,line_header,line_program,line_index}.c \
+ *     shared/xalloc.c shared/log.c -lz
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/dwarf/info_cu.h"
+#include "target/dwarf/line_header.h"
+#include "target/dwarf/line_index.h"
+#include "target/dwarf/line_program.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Each section gets its own heap copy so ASan sees reads past its end. */
+static struct dwarf_span take(const uint8_t **p, size_t *left, size_t n, void **owned)
+{
+    struct dwarf_span s = { NULL, 0 };
+    if (n > *left)
+        n = *left;
+    *owned = malloc(n ? n : 1);
+    memcpy(*owned, *p, n);
+    s.data = *owned;
+    s.size = n;
+    *p += n;
+    *left -= n;
+    return s;
+}
+
+static void walk_programs(const struct dwarf_sections *secs)
+{
+    uint64_t off = 0;
+    for (int units = 0; off < secs->line.size && units < 64; units++) {
+        struct line_header h;
+        bool ok = line_header_parse(secs, off, 8, &h);
+        if (ok) {
+            char path[256];
+            for (uint64_t f = 0; f < 4; f++)
+                line_header_file_path(secs, &h, f, "/comp", path, sizeof(path));
+            struct line_program p;
+            struct line_row row;
+            line_program_start(&p, secs, &h, h.program_offset);
+            unsigned rows = 0;
+            while (line_program_next(&p, &row) && rows < 100000)
+                rows++;
+            uint64_t entry;
+            if (line_program_find_defined_file(secs, &h, 1, &entry)) {
+                struct cursor c;
+                cursor_init(&c, secs->line.data, secs->line.size, secs->big_endian);
+                cursor_seek(&c, (size_t)entry);
+                line_header_defined_file_path(secs, &h, &c, NULL, path, sizeof(path));
+            }
+        }
+        if (h.end <= off)
+            break;
+        off = h.end;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct dwarf_sections secs = { .big_endian = size > 0 && (data[size - 1] & 1) };
+    void *owned[6] = { 0 };
+    const uint8_t *p = data;
+    size_t left = size;
+    if (size >= 14 && memcmp(data, "MTLS", 4) == 0) {
+        size_t len[5];
+        for (int i = 0; i < 5; i++)
+            len[i] = (size_t)data[4 + 2 * i] | (size_t)data[5 + 2 * i] << 8;
+        p += 14;
+        left -= 14;
+        secs.info = take(&p, &left, len[0], &owned[0]);
+        secs.abbrev = take(&p, &left, len[1], &owned[1]);
+        secs.line_str = take(&p, &left, len[2], &owned[2]);
+        secs.str = take(&p, &left, len[3], &owned[3]);
+        secs.str_offsets = take(&p, &left, len[4], &owned[4]);
+        secs.big_endian = false;
+    }
+    secs.line = take(&p, &left, left, &owned[5]);
+
+    for (uint64_t off = 0, n = 0; off < secs.info.size && n < 64; n++) {
+        struct info_cu cu;
+        info_cu_read(&secs, off, &cu);
+        if (cu.next_offset <= off)
+            break;
+        off = cu.next_offset;
+    }
+    walk_programs(&secs);
+
+    struct line_index *idx = line_index_build(&secs);
+    struct line_location loc;
+    uint64_t probe = 0;
+    for (size_t i = 0; i < 8 && i < size; i++)
+        probe = probe << 8 | data[size - 1 - i];
+    line_index_lookup(idx, probe, &loc);
+    line_index_lookup(idx, 0x1000, &loc);
+    line_index_lookup(idx, probe & 0xffff, &loc);
+    line_index_release_debug_str(idx);
+    line_index_lookup(idx, (probe >> 16) & 0xfffff, &loc);
+    line_index_free(idx);
+
+    for (int i = 0; i < 6; i++)
+        free(owned[i]);
+    return 0;
+}
