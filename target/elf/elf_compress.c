@@ -18,6 +18,10 @@ int elf_inflate_range(struct byte_source *src, uint64_t off, uint64_t len,
         return -EFBIG;
     if (off > src->size || len > src->size - off)
         return -ERANGE;
+    /* Deflate cannot expand more than ~1032:1; a header claiming more is
+     * lying, and believing it would allocate for nothing. */
+    if (out_size / 1032 > len + 64)
+        return -EINVAL;
 
     uint8_t *dst = xmalloc(out_size);
     uint8_t *chunk = xmalloc(INFLATE_CHUNK);

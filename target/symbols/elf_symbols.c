@@ -282,7 +282,8 @@ static int count_from_gnu_hash(struct elf_file *f, uint64_t addr, size_t *count)
     uint32_t nbuckets = cursor_u32(&c);
     uint32_t symoffset = cursor_u32(&c);
     uint32_t bloom_size = cursor_u32(&c);
-    if (nbuckets == 0 || nbuckets > MAX_SYMBOLS || bloom_size > MAX_SYMBOLS)
+    if (nbuckets == 0 || nbuckets > MAX_SYMBOLS || bloom_size > MAX_SYMBOLS ||
+        (uint64_t)nbuckets * 4 > elf_file_size(f))
         return -EINVAL;
     uint64_t buckets_addr = addr + 16 + (uint64_t)bloom_size * (elf_file_class(f) / 8);
     size_t bytes = (size_t)nbuckets * 4;
@@ -304,19 +305,35 @@ static int count_from_gnu_hash(struct elf_file *f, uint64_t addr, size_t *count)
         *count = symoffset;
         return 0;
     }
+    /* The chain lies in the file, so it cannot be longer than the file;
+     * it is read in blocks, one entry at a time only near a segment end. */
     uint64_t chain_addr = buckets_addr + bytes;
-    for (uint32_t i = max_index;; i++) {
-        if (i - max_index > MAX_HASH_CHAIN || i >= MAX_SYMBOLS)
+    uint64_t max_steps = elf_file_size(f) / 4;
+    uint8_t block[1024];
+    size_t block_entries = 0, block_pos = 0;
+    for (uint64_t step = 0; step <= max_steps && step <= MAX_HASH_CHAIN; step++) {
+        uint64_t i = (uint64_t)max_index + step;
+        if (i >= MAX_SYMBOLS)
             return -EINVAL;
-        uint32_t h;
-        rc = read_u32_vaddr(f, chain_addr + (uint64_t)(i - symoffset) * 4, &h);
-        if (rc < 0)
-            return rc;
-        if (h & 1) {
+        if (block_pos == block_entries) {
+            uint64_t at = chain_addr + (i - symoffset) * 4;
+            block_entries = sizeof(block) / 4;
+            if (elf_file_read_vaddr(f, at, block, sizeof(block)) < 0) {
+                block_entries = 1;
+                rc = elf_file_read_vaddr(f, at, block, 4);
+                if (rc < 0)
+                    return rc;
+            }
+            block_pos = 0;
+        }
+        cursor_init(&c, block + 4 * block_pos, 4, elf_file_big_endian(f));
+        block_pos++;
+        if (cursor_u32(&c) & 1) {
             *count = (size_t)i + 1;
             return 0;
         }
     }
+    return -EINVAL;
 }
 
 static int dynamic_symbol_count(struct elf_file *f, const struct dynamic_info *d, size_t *count)
@@ -353,7 +370,11 @@ static int load_from_dynamic(struct elf_file *f, struct elf_symbols *s)
     rc = dynamic_symbol_count(f, &d, &count);
     if (rc < 0)
         return rc;
-    if (count > MAX_SYMBOLS || count * want > MAX_TABLE_BYTES || d.strsz > MAX_TABLE_BYTES)
+    /* Tables read from the file cannot be bigger than the file: checked
+     * before allocating, so a hostile count costs nothing. */
+    uint64_t file_size = elf_file_size(f);
+    if (count > MAX_SYMBOLS || count * want > MAX_TABLE_BYTES || d.strsz > MAX_TABLE_BYTES ||
+        count * want > file_size || d.strsz > file_size)
         return -EFBIG;
     s->entsize = want;
     s->syms = xmalloc(count * want + 1);
@@ -366,7 +387,7 @@ static int load_from_dynamic(struct elf_file *f, struct elf_symbols *s)
     rc = elf_file_read_vaddr(f, d.strtab, s->strs, s->strsize);
     if (rc < 0)
         return rc;
-    if (d.has_versym) {
+    if (d.has_versym && count * 2 <= file_size) {
         uint8_t *v = xmalloc(count * 2 + 1);
         if (elf_file_read_vaddr(f, d.versym, v, count * 2) == 0)
             s->versym = v;

@@ -86,17 +86,22 @@ static int compare_candidates(const void *pa, const void *pb)
 
 /* Where a sizeless symbol stops at the latest: the end of its section, or
  * of the segment it lies in. */
+static uint64_t end_of(uint64_t start, uint64_t size)
+{
+    return size > UINT64_MAX - start ? UINT64_MAX : start + size;
+}
+
 static uint64_t container_end(struct elf_file *f, const struct candidate *c)
 {
     const struct elf_section *sec = c->shndx < SHN_LORESERVE ? elf_file_section(f, c->shndx) : NULL;
     if (sec && c->addr >= sec->addr && c->addr - sec->addr < sec->size)
-        return sec->addr + sec->size;
+        return end_of(sec->addr, sec->size);
     for (size_t i = 0; i < elf_file_segment_count(f); i++) {
         const struct elf_segment *p = elf_file_segment(f, i);
         if (p->type == PT_LOAD && c->addr >= p->vaddr && c->addr - p->vaddr < p->memsz)
-            return p->vaddr + p->memsz;
+            return end_of(p->vaddr, p->memsz);
     }
-    return c->addr + 1;
+    return end_of(c->addr, 1);
 }
 
 static bool has_table(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out)
@@ -144,6 +149,8 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
             if (j < n && cand[j].addr < end)
                 end = cand[j].addr;
         }
+        if (end <= cand[i].addr)
+            continue; /* only at the very top of the address space */
         t->entries[out].addr = cand[i].addr;
         t->entries[out].end = end;
         t->entries[out].name = cand[i].name;
