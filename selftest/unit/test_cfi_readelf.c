@@ -92,7 +92,7 @@ static int regno(unsigned machine, const char *name)
         "edi", "eip" };
     const char *const *names = NULL;
     int n = 0;
-    char buf[8];
+    char buf[16];
     if (machine == EM_X86_64) {
         names = x86_64;
         n = 17;
