@@ -234,6 +234,13 @@ static int compare_file(const char *path)
     struct loaded l;
     if (load(path, &l) != 0) {
         printf("%s: cannot load\n", path);
+        failed++;
+        cfi_table_free(l.eh);
+        cfi_table_free(l.debug);
+        if (l.elf)
+            elf_end(l.elf);
+        if (l.fd >= 0)
+            close(l.fd);
         return -1;
     }
     char cmd[1200];
