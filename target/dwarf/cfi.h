@@ -84,6 +84,10 @@ void cfi_table_free(struct cfi_table *t);
  * hash probe and a copy. */
 int cfi_find_row(struct cfi_table *t, uint64_t link_pc, struct cfi_row *out);
 
+/* The same without the copy: a row owned by the table, valid until the next
+ * lookup in t; NULL when there is none.  The unwinder's hot path. */
+const struct cfi_row *cfi_lookup(struct cfi_table *t, uint64_t link_pc);
+
 /* Lookup counters, for tests and benchmarks. */
 struct cfi_stats {
     uint64_t lookups, cache_hits, fdes_indexed;

@@ -26,6 +26,7 @@ struct cfi_table {
     struct cfi_index eh_index, debug_index;
     bool eh_indexed, debug_indexed;
     struct cache_slot *cache;
+    struct cfi_row scratch;    /* the answer when the cache could not be allocated */
     struct cfi_stats stats;
 };
 
@@ -118,25 +119,29 @@ static inline uint32_t cache_hash(uint64_t pc)
     return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - CFI_CACHE_BITS));
 }
 
-int cfi_find_row(struct cfi_table *t, uint64_t link_pc, struct cfi_row *out)
+const struct cfi_row *cfi_lookup(struct cfi_table *t, uint64_t link_pc)
 {
     t->stats.lookups++;
     if (!t->cache)
         t->cache = calloc(CFI_CACHE_SIZE, sizeof(*t->cache));
-    struct cache_slot *slot = t->cache ? &t->cache[cache_hash(link_pc)] : NULL;
-    if (slot && slot->state != SLOT_EMPTY && slot->pc == link_pc) {
+    if (!t->cache)
+        return lookup_uncached(t, link_pc, &t->scratch) == 0 ? &t->scratch : NULL;
+    struct cache_slot *slot = &t->cache[cache_hash(link_pc)];
+    if (slot->state != SLOT_EMPTY && slot->pc == link_pc) {
         t->stats.cache_hits++;
-        if (slot->state == SLOT_NONE)
-            return -1;
-        *out = slot->row;
-        return 0;
+        return slot->state == SLOT_ROW ? &slot->row : NULL;
     }
-    int rc = lookup_uncached(t, link_pc, out);
-    if (slot) {
-        slot->pc = link_pc;
-        slot->state = rc == 0 ? SLOT_ROW : SLOT_NONE;
-        if (rc == 0)
-            slot->row = *out;
-    }
-    return rc;
+    int rc = lookup_uncached(t, link_pc, &slot->row);
+    slot->pc = link_pc;
+    slot->state = rc == 0 ? SLOT_ROW : SLOT_NONE;
+    return rc == 0 ? &slot->row : NULL;
+}
+
+int cfi_find_row(struct cfi_table *t, uint64_t link_pc, struct cfi_row *out)
+{
+    const struct cfi_row *row = cfi_lookup(t, link_pc);
+    if (!row)
+        return -1;
+    *out = *row;
+    return 0;
 }

@@ -28,37 +28,38 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
     struct cfi_table *table = lookup->find(lookup->ctx, probe, &bias);
     if (!table)
         return -1;
-    struct cfi_row row;
-    if (cfi_find_row(table, probe - bias, &row) != 0)
+    /* Owned by the table and valid until its next lookup: no copy. */
+    const struct cfi_row *row = cfi_lookup(table, probe - bias);
+    if (!row)
         return -1;
 
-    unsigned asz = row.addr_size == 4 ? 4 : 8;
+    unsigned asz = row->addr_size == 4 ? 4 : 8;
     uint64_t mask = asz == 4 ? 0xffffffffull : UINT64_MAX;
     struct expr_context ectx = {
-        .addr_size = asz, .big_endian = row.big_endian, .regs = regs,
+        .addr_size = asz, .big_endian = row->big_endian, .regs = regs,
         .read = mem_read, .read_ctx = (void *)mem,
     };
 
     uint64_t cfa;
-    if (row.cfa_kind == CFI_CFA_REG_OFFSET) {
-        if (!reg_known(regs, row.cfa_reg))
+    if (row->cfa_kind == CFI_CFA_REG_OFFSET) {
+        if (!reg_known(regs, row->cfa_reg))
             return -1;
-        cfa = (regs->r[row.cfa_reg] + (uint64_t)row.cfa_offset) & mask;
-    } else if (expr_eval(row.cfa_expr, row.cfa_expr_len, &ectx, NULL, 0, &cfa) != EXPR_OK) {
+        cfa = (regs->r[row->cfa_reg] + (uint64_t)row->cfa_offset) & mask;
+    } else if (expr_eval(row->cfa_expr, row->cfa_expr_len, &ectx, NULL, 0, &cfa) != EXPR_OK) {
         return -1;
     }
     ectx.has_cfa = true;
     ectx.cfa = cfa;
 
-    if (row.ra_column >= ARCH_DWARF_NREGS)
+    if (row->ra_column >= ARCH_DWARF_NREGS)
         return -1;
-    if (row.regs[row.ra_column].kind == CFI_RULE_UNDEFINED)
+    if (row->regs[row->ra_column].kind == CFI_RULE_UNDEFINED)
         return 1;   /* _start, clone, start_thread: nothing called this */
 
     struct unwind_regs next;
     next.valid = 0;
     for (uint32_t i = 0; i < ARCH_DWARF_NREGS; i++) {
-        const struct cfi_rule *rule = &row.regs[i];
+        const struct cfi_rule *rule = &row->regs[i];
         uint64_t v = 0, addr;
         bool ok = true;
         switch (rule->kind) {
@@ -93,25 +94,25 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
         if (ok) {
             next.r[i] = v;
             next.valid |= 1ull << i;
-        } else if (i == row.ra_column) {
+        } else if (i == row->ra_column) {
             return -1;   /* the return address was saved but cannot be read */
         }
     }
     /* The caller's stack pointer is the CFA unless a rule says otherwise
      * (a signal frame restores it from the saved context). */
-    uint8_t sp_kind = row.regs[ARCH_DWARF_SP].kind;
+    uint8_t sp_kind = row->regs[ARCH_DWARF_SP].kind;
     if (sp_kind == CFI_RULE_UNSPECIFIED || sp_kind == CFI_RULE_SAME_VALUE) {
         next.r[ARCH_DWARF_SP] = cfa;
         next.valid |= 1ull << ARCH_DWARF_SP;
     }
     /* Where the return-address column is not the pc (arm, aarch64), the
      * caller resumes at the return address. */
-    next.r[UNWIND_DWARF_PC] = next.r[row.ra_column];
+    next.r[UNWIND_DWARF_PC] = next.r[row->ra_column];
     next.valid |= 1ull << UNWIND_DWARF_PC;
 
     *regs = next;
     *cfa_out = cfa;
-    *signal_frame = row.signal_frame;
+    *signal_frame = row->signal_frame;
     return 0;
 }
 
