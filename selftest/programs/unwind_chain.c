@@ -3,8 +3,12 @@
  * that interrupts ordinary code.  gdb's backtrace at each malloc is the
  * oracle (selftest/tests/unwind_gdb.sh).
  *
- *   unwind_chain deep | signal | lib PATH.so | all PATH.so */
+ * A thread's stack ends in clone (its CFI marks the return address
+ * undefined), not in _start.
+ *
+ *   unwind_chain deep | signal | thread | lib PATH.so | all PATH.so */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +55,21 @@ __attribute__((noinline)) static void interrupted(void)
     sink = NULL;
 }
 
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    level1();
+    return NULL;
+}
+
+static void in_thread(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_main, NULL) != 0)
+        exit(2);
+    pthread_join(t, NULL);
+}
+
 static void via_library(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW);
@@ -74,6 +93,8 @@ int main(int argc, char **argv)
         level1();
     if (all || strcmp(mode, "signal") == 0)
         interrupted();
+    if (all || strcmp(mode, "thread") == 0)
+        in_thread();
     if ((all || strcmp(mode, "lib") == 0) && argc > 2)
         via_library(argv[2]);
     return 0;

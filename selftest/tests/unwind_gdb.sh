@@ -24,7 +24,7 @@ for opt in O0 O2; do
     flags="-g -$opt"
     [ $opt = O2 ] && flags="$flags -fomit-frame-pointer"
     gcc -std=gnu11 $flags -fPIC -shared -DUNWIND_LIB_SHARED -o libunwind_lib_$opt.so "$src/unwind_lib.c"
-    gcc -std=gnu11 $flags -o unwind_chain_$opt "$src/unwind_chain.c" -ldl
+    gcc -std=gnu11 $flags -pthread -o unwind_chain_$opt "$src/unwind_chain.c" -ldl
     g++ -std=gnu++17 $flags -o unwind_cxx_$opt "$src/unwind_cxx.cpp"
 done
 set +e
@@ -49,6 +49,7 @@ for v in O0 O2 mk; do
     lib=$PWD/libunwind_lib_${v/mk/O0}.so
     capture chain_deep_$v ./unwind_chain_$v deep || fail=1
     capture chain_signal_$v ./unwind_chain_$v signal || fail=1
+    capture chain_thread_$v ./unwind_chain_$v thread || fail=1
     capture chain_lib_$v ./unwind_chain_$v lib "$lib" || fail=1
     capture cxx_$v ./unwind_cxx_$v || fail=1
 done
@@ -57,6 +58,8 @@ done
 # nothing: gdb saw a signal frame, a frame in the .so, and libstdc++.
 grep -l "signal handler called" snaps/chain_signal_*/snap-*.bt >/dev/null ||
     { echo "no snapshot crosses a signal frame"; fail=1; }
+grep -l "start_thread" snaps/chain_thread_*/snap-*.bt >/dev/null ||
+    { echo "no snapshot in a thread"; fail=1; }
 grep -l "unwind_lib_alloc" snaps/chain_lib_*/snap-*.bt >/dev/null ||
     { echo "no snapshot has a frame in the shared library"; fail=1; }
 grep -l "operator new" snaps/cxx_*/snap-*.bt >/dev/null ||
