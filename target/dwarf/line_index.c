@@ -163,6 +163,8 @@ static void collect_units_from_line(struct line_index *idx, const struct dwarf_s
 
 static void dedupe_units(struct line_index *idx)
 {
+    if (idx->unit_count < 2)
+        return;
     qsort(idx->units, idx->unit_count, sizeof(*idx->units), cmp_unit);
     size_t out = 0;
     for (size_t i = 0; i < idx->unit_count; i++) {
@@ -178,6 +180,8 @@ static void dedupe_units(struct line_index *idx)
 static void widen_dangling(struct line_index *idx, size_t first)
 {
     size_t n = idx->seq_count - first;
+    if (n == 0)
+        return;
     struct line_seq *seqs = idx->seqs + first;
     qsort(seqs, n, sizeof(*seqs), cmp_seq);
     for (size_t i = 0; i < n; i++) {
@@ -249,7 +253,8 @@ struct line_index *line_index_build(const struct dwarf_sections *secs)
                 idx->uses_debug_str = true;
         }
     }
-    qsort(idx->seqs, idx->seq_count, sizeof(*idx->seqs), cmp_seq);
+    if (idx->seq_count > 1)
+        qsort(idx->seqs, idx->seq_count, sizeof(*idx->seqs), cmp_seq);
     return idx;
 }
 
