@@ -408,6 +408,11 @@ bool x86_decode(const uint8_t *p, size_t avail, bool mode64, struct x86_insn *ou
     }
 
     unsigned imm = immediate_size(prop, out, mode64);
+    /* AMD SSE4a extrq/insertq xmm, ib, ib: 0F 78 with a 66 or F2 prefix
+     * (without, it is vmread). */
+    if (out->encoding == X86_ENC_LEGACY && out->map == X86_MAP_0F && out->opcode == 0x78 &&
+        (out->opsize_prefix || out->rep == 0xf2))
+        imm += 2;
     if (imm) {
         out->imm_off = (unsigned)i;
         out->imm_size = imm;

@@ -1,7 +1,11 @@
-/* Length oracle for the x86 decoder: objdump disassembles whole libraries,
- * and every instruction length it implies (the distance to the next address
- * inside a function) must equal x86_decode's.  Instructions objdump calls
- * "(bad)" or shows as bare prefixes or data are skipped. */
+/* Length oracle for the x86 decoder: objdump disassembles whole libraries
+ * (64-bit and i386) and streams of random instruction-shaped bytes, and every
+ * instruction length it implies (the distance to the next address inside a
+ * function) must equal x86_decode's.  Instructions objdump calls "(bad)" or
+ * shows as bare prefixes or data are skipped, and so are the few encodings
+ * the decoder refuses on purpose (declined_on_purpose).
+ *
+ *   build/unit/test_x86_length [FILE...]   only these ELF files, no random code */
 #if defined(__x86_64__) || defined(__i386__)
 #include <elf.h>
 #include <stdio.h>
@@ -10,6 +14,10 @@
 #include <unistd.h>
 
 #include "arch/x86_insn.h"
+
+#ifndef SHOW_MAX
+#define SHOW_MAX 20   /* differences printed per file */
+#endif
 
 struct exec_range {
     uint64_t addr, size, offset;
@@ -39,9 +47,12 @@ static bool load_image(const char *path, struct image *img)
     if (!ok || img->size < sizeof(Elf32_Ehdr) || memcmp(img->bytes, ELFMAG, SELFMAG) != 0)
         return false;
     img->mode64 = img->bytes[EI_CLASS] == ELFCLASS64;
-    /* Executable sections; the test trusts the system's libraries. */
+    /* Executable sections. */
     if (img->mode64) {
         const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->bytes;
+        if (img->size < sizeof(*eh) || eh->e_shoff > img->size ||
+            (img->size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+            return false;
         for (unsigned k = 0; k < eh->e_shnum; k++) {
             const Elf64_Shdr *sh = (const Elf64_Shdr *)(img->bytes + eh->e_shoff) + k;
             if ((sh->sh_flags & SHF_EXECINSTR) && sh->sh_type == SHT_PROGBITS &&
@@ -51,6 +62,8 @@ static bool load_image(const char *path, struct image *img)
         }
     } else {
         const Elf32_Ehdr *eh = (const Elf32_Ehdr *)img->bytes;
+        if (eh->e_shoff > img->size || (img->size - eh->e_shoff) / sizeof(Elf32_Shdr) < eh->e_shnum)
+            return false;
         for (unsigned k = 0; k < eh->e_shnum; k++) {
             const Elf32_Shdr *sh = (const Elf32_Shdr *)(img->bytes + eh->e_shoff) + k;
             if ((sh->sh_flags & SHF_EXECINSTR) && sh->sh_type == SHT_PROGBITS &&
@@ -60,6 +73,26 @@ static bool load_image(const char *path, struct image *img)
         }
     }
     return img->n_ranges > 0;
+}
+
+/* A file of raw code at address 0. */
+static bool load_raw(const char *path, bool mode64, struct image *img)
+{
+    memset(img, 0, sizeof(*img));
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    img->bytes = malloc(size > 0 ? (size_t)size : 1);
+    img->size = (size_t)size;
+    bool ok = img->bytes && fread(img->bytes, 1, img->size, f) == img->size;
+    fclose(f);
+    img->mode64 = mode64;
+    img->ranges[0] = (struct exec_range){0, img->size, 0};
+    img->n_ranges = 1;
+    return ok;
 }
 
 /* Bytes at a virtual address and how many follow inside its section. */
@@ -107,15 +140,38 @@ static bool objdump_not_an_insn(const char *text)
     }
 }
 
+static bool is_legacy_prefix_byte(uint8_t b)
+{
+    return b == 0x66 || b == 0x67 || b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
+           b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65;
+}
+
 /* What the decoder refuses by design although objdump shows something:
- * 3DNow (0F 0E femms, 0F 0F), and a REX prefix before VEX/EVEX (#UD on
- * the CPU; objdump ignores the REX). */
+ * 3DNow (0F 0E femms, 0F 0F), mov %trN, and VEX/EVEX after a REX, 66, F2, F3 or F0
+ * prefix (#UD on the CPU; objdump ignores the prefix). */
 static bool declined_on_purpose(const uint8_t *p, unsigned len, bool mode64)
 {
-    if (len >= 2 && p[0] == 0x0f && (p[1] == 0x0e || p[1] == 0x0f))
+    unsigned i = 0;
+    bool vex_ud_prefix = false;
+    for (; i < len; i++) {
+        uint8_t b = p[i];
+        if (b == 0x66 || b == 0xf2 || b == 0xf3 || b == 0xf0 || (mode64 && (b & 0xf0) == 0x40))
+            vex_ud_prefix = true;
+        else if (!is_legacy_prefix_byte(b))
+            break;
+    }
+    if (i + 1 >= len)
+        return false;
+    if (p[i] == 0x0f && (p[i + 1] == 0x0e || p[i + 1] == 0x0f))
         return true;
-    return mode64 && len >= 2 && (p[0] & 0xf0) == 0x40 &&
-           (p[1] == 0xc4 || p[1] == 0xc5 || p[1] == 0x62);
+    /* mov to/from the 386's test registers, #UD since the Pentium */
+    if (!mode64 && p[i] == 0x0f && (p[i + 1] == 0x24 || p[i + 1] == 0x26))
+        return true;
+    bool vex = p[i] == 0xc4 || p[i] == 0xc5 || p[i] == 0x62 ||
+               (p[i] == 0x8f && ((p[i + 1] >> 3) & 7) != 0);
+    if (vex && !mode64 && p[i] != 0x8f)
+        vex = (p[i + 1] >> 6) == 3;
+    return vex && vex_ud_prefix;
 }
 
 struct tally {
@@ -143,7 +199,7 @@ static void check_one(const struct image *img, uint64_t addr, uint64_t next, con
             t->skipped++;
             return;
         }
-        if (t->declined++ < 20) {
+        if (t->declined++ < SHOW_MAX) {
             fprintf(stderr, "declined at %#llx (objdump len %u):", (unsigned long long)addr, want);
             for (unsigned k = 0; k < want; k++)
                 fprintf(stderr, " %02x", p[k]);
@@ -152,13 +208,25 @@ static void check_one(const struct image *img, uint64_t addr, uint64_t next, con
         return;
     }
     /* objdump folds fwait into the x87 instruction after it (fstsw = fwait;
-     * fnstsw); for the CPU they are two instructions. */
-    struct x86_insn rest;
-    if (in.len == 1 && p[0] == 0x9b && want > 1 && x86_decode(p + 1, avail - 1, img->mode64, &rest) &&
-        rest.len == want - 1)
-        return;
+     * fnstsw) and applies fwait's prefixes to it; for the CPU they are two
+     * instructions. */
+    if (in.map == X86_MAP_1BYTE && in.opcode == 0x9b && want > in.len) {
+        unsigned at = in.len;
+        while (at < want && p[at] == 0x9b)
+            at++;   /* more fwaits, folded too */
+        /* a prefix dangling after it ("9b 3e": "ds fwait") */
+        if (at == want || (want == at + 1 && is_legacy_prefix_byte(p[at])))
+            return;
+        uint8_t folded[2 * X86_INSN_MAX_LEN];
+        unsigned folded_len = in.n_prefixes + (want - at);
+        struct x86_insn rest;
+        memcpy(folded, p, in.n_prefixes);
+        memcpy(folded + in.n_prefixes, p + at, want - at);
+        if (x86_decode(folded, folded_len, img->mode64, &rest) && rest.len == folded_len)
+            return;
+    }
     if (in.len != want) {
-        if (t->mismatched++ < 20) {
+        if (t->mismatched++ < SHOW_MAX) {
             fprintf(stderr, "length %u != objdump %u at %#llx:", in.len, want,
                     (unsigned long long)addr);
             for (unsigned k = 0; k < want; k++)
@@ -168,18 +236,26 @@ static void check_one(const struct image *img, uint64_t addr, uint64_t next, con
     }
 }
 
+enum file_kind { FILE_ELF, FILE_RAW32, FILE_RAW64 };
+
 /* Parses `objdump -d --no-show-raw-insn` and checks each instruction that has
  * a successor in the same function. */
-static bool check_file(const char *path, struct tally *t)
+static bool check_file(const char *path, enum file_kind kind, struct tally *t)
 {
     struct image img;
-    if (!load_image(path, &img)) {
+    bool loaded = kind == FILE_ELF ? load_image(path, &img)
+                                   : load_raw(path, kind == FILE_RAW64, &img);
+    if (!loaded) {
         fprintf(stderr, "%s: cannot load\n", path);
         free(img.bytes);
         return false;
     }
     char cmd[512];
-    snprintf(cmd, sizeof(cmd), "objdump -d -w --no-show-raw-insn '%s'", path);
+    if (kind == FILE_ELF)
+        snprintf(cmd, sizeof(cmd), "objdump -d -w --no-show-raw-insn '%s'", path);
+    else
+        snprintf(cmd, sizeof(cmd), "objdump -D -w --no-show-raw-insn -b binary -m %s '%s'",
+                 kind == FILE_RAW64 ? "i386:x86-64" : "i386", path);
     FILE *f = popen(cmd, "r");
     if (!f) {
         free(img.bytes);
@@ -210,6 +286,73 @@ static bool check_file(const char *path, struct tally *t)
     return rc == 0;
 }
 
+static unsigned next_random(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (unsigned)(*x >> 11);
+}
+
+/* Random instruction-shaped bytes: prefixes, REX, an opcode from one of the
+ * maps or behind a VEX/EVEX/XOP prefix, then random ModRM, SIB, displacement
+ * and immediate bytes.  objdump decodes the stream from its start, and each
+ * instruction it finds is compared; this reaches encodings compilers rarely
+ * emit. */
+static bool write_random_code(const char *path, unsigned n_insns, uint64_t seed)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    static const uint8_t prefixes[] = {0x66, 0x67, 0xf2, 0xf3, 0x2e, 0x3e, 0x64, 0xf0};
+    uint64_t x = seed;
+    for (unsigned n = 0; n < n_insns; n++) {
+        uint8_t b[24];
+        unsigned len = 0;
+        while (next_random(&x) % 10 < 3 && len < 4)
+            b[len++] = prefixes[next_random(&x) % sizeof(prefixes)];
+        if (next_random(&x) % 10 < 3)
+            b[len++] = (uint8_t)(0x40 | (next_random(&x) & 15));
+        unsigned r = next_random(&x) % 100;
+        if (r < 35) {
+            b[len++] = (uint8_t)next_random(&x);
+        } else if (r < 60) {
+            b[len++] = 0x0f;
+            b[len++] = (uint8_t)next_random(&x);
+        } else if (r < 74) {
+            b[len++] = 0x0f;
+            b[len++] = r < 67 ? 0x38 : 0x3a;
+            b[len++] = (uint8_t)next_random(&x);
+        } else if (r < 82) {
+            b[len++] = 0xc5;
+            b[len++] = (uint8_t)next_random(&x);
+        } else if (r < 90) {
+            b[len++] = r < 87 ? 0xc4 : 0x8f;
+            unsigned map = r < 87 ? 1 + next_random(&x) % 3 : 8 + next_random(&x) % 3;
+            b[len++] = (uint8_t)((next_random(&x) & 0xe0) | map);
+            b[len++] = (uint8_t)next_random(&x);
+        } else {
+            static const uint8_t evex_maps[] = {1, 2, 3, 5, 6};
+            b[len++] = 0x62;
+            unsigned map = evex_maps[next_random(&x) % 5];
+            b[len++] = (uint8_t)((next_random(&x) & 0xf0) | map);
+            b[len++] = (uint8_t)(next_random(&x) | 4);
+            b[len++] = (uint8_t)next_random(&x);
+        }
+        for (unsigned k = 0; k < 7; k++)
+            b[len++] = (uint8_t)next_random(&x);
+        fwrite(b, 1, len, f);
+    }
+    return fclose(f) == 0;
+}
+
+static bool report(const char *name, const struct tally *t)
+{
+    printf("%s: %lu instructions checked, %lu length mismatches, %lu declined, %lu skipped\n",
+           name, t->checked, t->mismatched, t->declined, t->skipped);
+    return !t->mismatched && !t->declined && t->checked >= 1000;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const defaults[] = {
@@ -228,23 +371,37 @@ int main(int argc, char **argv)
             continue;
         }
         struct tally t = {0};
-        if (!check_file(files[k], &t)) {
+        if (!check_file(files[k], FILE_ELF, &t)) {
             printf("FAIL %s: could not disassemble\n", files[k]);
             ok = false;
             continue;
         }
         n_files++;
         total += t.checked;
-        printf("%s: %lu instructions checked, %lu length mismatches, %lu declined, %lu skipped\n",
-               files[k], t.checked, t.mismatched, t.declined, t.skipped);
-        if (t.mismatched || t.declined || t.checked < 1000)
-            ok = false;
+        ok &= report(files[k], &t);
     }
-    printf("%lu instructions compared with objdump in %u files\n", total, n_files);
     if (n_files == 0) {
         printf("no x86 libraries to compare with\n");
         return 77;
     }
+    if (argc <= 1) {
+        const char *tmpdir = getenv("MT_TMP") ? getenv("MT_TMP") : "/tmp";
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/x86_random_code.%d", tmpdir, (int)getpid());
+        for (int mode64 = 0; mode64 <= 1; mode64++) {
+            struct tally t = {0};
+            bool written = write_random_code(path, 100000, 0x9e3779b97f4a7c15ull + (uint64_t)mode64);
+            if (!written || !check_file(path, mode64 ? FILE_RAW64 : FILE_RAW32, &t)) {
+                printf("FAIL random code: could not write or disassemble %s\n", path);
+                ok = false;
+            } else {
+                total += t.checked;
+                ok &= report(mode64 ? "random code, 64-bit" : "random code, 32-bit", &t);
+            }
+            unlink(path);
+        }
+    }
+    printf("%lu instructions compared with objdump\n", total);
     return ok ? 0 : 1;
 }
 
