@@ -74,7 +74,29 @@ uint64_t x86_branch_target(const struct x86_insn *insn, const uint8_t *p, uint64
                            bool mode64);
 
 /* The displaced-execution plan for the instruction at insn_addr whose bytes
- * are insn[0..avail), with the scratch slot at slot_addr (see arch.h). */
+ * are insn[0..avail), with the scratch slot at slot_addr (see arch.h).
+ *
+ *   EMULATE      nop, endbr64/endbr32, pause, nopw/nopl; jmp rel8/rel32
+ *                (new_pc = its target).
+ *   OUT_OF_LINE  other position-independent instructions, ret and jmp r/m:
+ *                the copy, then a jump back to insn_addr+len (64-bit:
+ *                jmp *0(%rip) + absolute address; 32-bit: jmp rel32).  A
+ *                RIP-relative displacement is rewritten for the slot, and the
+ *                plan is UNSUPPORTED if the slot is beyond +-2 GiB of the
+ *                operand.
+ *                jcc/loop/jcxz: the branch retargeted over the fall-through
+ *                jump, then a jump to the original target.
+ *                call rel32: the original return address pushed (64-bit:
+ *                lea -8(%rsp),%rsp + two movl, flags untouched; 32-bit: push
+ *                imm32), then a jump to the callee.  With a CET shadow stack
+ *                enabled in the target the callee's ret would fault; Linux
+ *                user space does not enable it on the glibc this runs on.
+ *   UNSUPPORTED  call r/m, far transfers, int3/int/syscall/sysenter/ud2,
+ *                xbegin, 16-bit operand size on relative branches, addr32
+ *                RIP-relative, and anything x86_decode refuses.
+ *
+ * A signal delivered while the thread runs in the slot returns into the slot,
+ * so the slot must stay unchanged until the thread's PC has left it. */
 struct displace_plan x86_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
                                   uint64_t slot_addr, bool mode64);
 
