@@ -6,7 +6,10 @@
  * A thread's stack ends in clone (its CFI marks the return address
  * undefined), not in _start.
  *
- *   unwind_chain deep | signal | thread | lib PATH.so | all PATH.so */
+ * With "altstack" the handler runs on a sigaltstack, below the interrupted
+ * frames' stack: the CFA jumps down across the signal frame.
+ *
+ *   unwind_chain deep | signal | altstack | thread | lib PATH.so | all PATH.so */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -70,6 +73,21 @@ static void in_thread(void)
     pthread_join(t, NULL);
 }
 
+static char alt_stack[64 * 1024];
+
+__attribute__((noinline)) static void interrupted_on_altstack(void)
+{
+    stack_t ss = { .ss_sp = alt_stack, .ss_size = sizeof(alt_stack), .ss_flags = 0 };
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_ONSTACK;
+    sigaction(SIGUSR1, &sa, NULL);
+    raise(SIGUSR1);
+    sink = NULL;
+}
+
 static void via_library(const char *path)
 {
     void *h = dlopen(path, RTLD_NOW);
@@ -93,6 +111,8 @@ int main(int argc, char **argv)
         level1();
     if (all || strcmp(mode, "signal") == 0)
         interrupted();
+    if (all || strcmp(mode, "altstack") == 0)
+        interrupted_on_altstack();
     if (all || strcmp(mode, "thread") == 0)
         in_thread();
     if ((all || strcmp(mode, "lib") == 0) && argc > 2)

@@ -78,13 +78,20 @@ def snapshot(n):
     sp = int(frame.read_register(names[7] if arch == "i386:x86-64" else
                                  {"i386": "esp", "aarch64": "sp", "arm": "sp"}[arch])) & mask
     maps = mappings()
-    end = sp + STACK_WINDOW
-    for (s, e, _o, _p) in maps:
+    # The stack the thread runs on, from sp up; and the main stack's top
+    # too when sp is elsewhere (a sigaltstack handler, whose interrupted
+    # frames live there).
+    regions = []
+    for (s, e, _o, p) in maps:
         if s <= sp < e:
-            end = min(e, sp + STACK_WINDOW)
-    mem_file = "snap-%d.stack" % n
-    gdb.execute("dump binary memory %s 0x%x 0x%x" % (os.path.join(OUT, mem_file), sp, end))
-    lines.append("memory 0x%x 0x%x %s" % (sp, end - sp, mem_file))
+            regions.append((sp, min(e, sp + STACK_WINDOW)))
+    for (s, e, _o, p) in maps:
+        if p == "[stack]" and not (s <= sp < e):
+            regions.append((max(s, e - STACK_WINDOW), e))
+    for k, (lo, hi) in enumerate(regions):
+        mem_file = "snap-%d.mem%d" % (n, k)
+        gdb.execute("dump binary memory %s 0x%x 0x%x" % (os.path.join(OUT, mem_file), lo, hi))
+        lines.append("memory 0x%x 0x%x %s" % (lo, hi - lo, mem_file))
     for (s, e, o, p) in maps:
         if p.startswith("/"):
             lines.append("map 0x%x 0x%x 0x%x %s" % (s, e, o, p))

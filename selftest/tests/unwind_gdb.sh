@@ -50,6 +50,7 @@ for v in O0 O2 mk; do
     capture chain_deep_$v ./unwind_chain_$v deep || fail=1
     capture chain_signal_$v ./unwind_chain_$v signal || fail=1
     capture chain_thread_$v ./unwind_chain_$v thread || fail=1
+    capture chain_altstack_$v ./unwind_chain_$v altstack || fail=1
     capture chain_lib_$v ./unwind_chain_$v lib "$lib" || fail=1
     capture cxx_$v ./unwind_cxx_$v || fail=1
 done
