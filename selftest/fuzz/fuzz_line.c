@@ -93,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         off = cu.next_offset;
     }
     walk_programs(&secs);
+    bool needs_str;
+    line_section_self_contained(&secs, &needs_str);
 
     struct line_index *idx = line_index_build(&secs);
     struct line_location loc;

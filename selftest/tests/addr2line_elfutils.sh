@@ -134,7 +134,7 @@ for entry in "${files[@]}"; do
     # Row addresses of the decoded line table, one before and one after,
     # plus random .text addresses.
     readelf -wL "$rows_from" 2>/dev/null | awk '$3 ~ /^0x[0-9a-f]+$/ {print $3}' >rows.txt
-    read -r tlo tsize < <(readelf -SW "$f" 2>/dev/null | awk '$2==".text"{print $4, $6}')
+    read -r tlo tsize < <(readelf -SW "$f" 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit }}')
     awk -v n="$SAMPLES" -v tlo="${tlo:-0}" -v tsize="${tsize:-0}" '
         function hex(s,  v, i, c) { v = 0; s = tolower(s); sub(/^0x/, "", s)
             for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }

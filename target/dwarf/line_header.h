@@ -61,8 +61,10 @@ unsigned line_header_std_length(const struct dwarf_sections *secs, const struct 
  * 5) to out, joined as elfutils does: an absolute name stays as it is,
  * otherwise it is prefixed by its directory entry, and a relative directory
  * by comp_dir (the CU's DW_AT_comp_dir; directory 0 of DWARF 2-4 is
- * comp_dir itself).  Names longer than outlen are cut.  false when there is
- * no such file. */
+ * comp_dir itself, and is prefixed by itself again when relative: elfutils
+ * prints "rel/rel/x.h" there, binutils "rel/x.h"; elfutils is our
+ * reference).  Names longer than outlen are cut.  false when there is no
+ * such file. */
 bool line_header_file_path(const struct dwarf_sections *secs, const struct line_header *h,
                            uint64_t index, const char *comp_dir, char *out, size_t outlen);
 
