@@ -361,6 +361,24 @@ int main(void)
               "zlib-gnu: .debug_info does not find .zdebug_info");
         elf_file_close(f);
     }
+    /* More than 65279 sections: e_shnum is 0 and e_shstrndx SHN_XINDEX, the
+     * real values live in section 0. */
+    const char *many = test_path("many-sections.o");
+    bool built = run("awk 'BEGIN { for (i = 0; i < 65400; i++) printf \".section .s%%d,\\\"a\\\"\\n.byte %%d\\n\", i, i %% 256 }' "
+                     "> %s.s && gcc -c -o %s %s.s", many, many, many);
+    CHECK(built, "cannot assemble a file with 65400 sections");
+    if (built) {
+        compare_file(many, "65400 sections");
+        char err[256];
+        struct elf_file *f = elf_file_open(byte_source_open_file(many, err, sizeof(err)), err, sizeof(err));
+        CHECK(f && elf_file_section_count(f) > 65400, "extended section count not read");
+        const struct elf_section *s = f ? elf_file_find_section(f, ".s65399") : NULL;
+        struct elf_blob b = {0};
+        CHECK(s && elf_file_load_section(f, s, &b) == 0 && b.size == 1 && b.data[0] == 65399 % 256,
+              ".s65399 not found or wrong");
+        elf_blob_free(&b);
+        elf_file_close(f);
+    }
     free(src);
     free(lib);
     return test_finish("test_elf_file");

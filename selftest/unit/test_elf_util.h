@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,22 +110,24 @@ __attribute__((unused)) static bool write_whole(const char *path, const void *da
     return fclose(f) == 0 && ok;
 }
 
-/* A copy of an ELF64 little-endian file without section headers, like
- * sstrip makes: e_shoff, e_shnum and e_shstrndx zeroed. */
+/* A copy of an ELF file without section headers, like sstrip makes:
+ * e_shoff, e_shnum and e_shstrndx zeroed (zero is zero in either byte
+ * order, so only the class matters). */
 __attribute__((unused)) static bool write_without_section_headers(const char *from, const char *to)
 {
     size_t size;
     uint8_t *data = read_whole(from, &size);
-    if (!data || size < sizeof(Elf64_Ehdr) || data[EI_CLASS] != ELFCLASS64 || data[EI_DATA] != ELFDATA2LSB) {
+    if (!data || size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0) {
         free(data);
         return false;
     }
-    Elf64_Ehdr eh;
-    memcpy(&eh, data, sizeof(eh));
-    eh.e_shoff = 0;
-    eh.e_shnum = 0;
-    eh.e_shstrndx = 0;
-    memcpy(data, &eh, sizeof(eh));
+    if (data[EI_CLASS] == ELFCLASS64) {
+        memset(data + offsetof(Elf64_Ehdr, e_shoff), 0, 8);
+        memset(data + offsetof(Elf64_Ehdr, e_shnum), 0, 4); /* e_shnum, e_shstrndx */
+    } else {
+        memset(data + offsetof(Elf32_Ehdr, e_shoff), 0, 4);
+        memset(data + offsetof(Elf32_Ehdr, e_shnum), 0, 4);
+    }
     bool ok = write_whole(to, data, size);
     free(data);
     return ok;

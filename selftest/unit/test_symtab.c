@@ -161,6 +161,39 @@ static size_t libelf_dynamic_functions(const char *path, struct dyn_sym **out)
     return n;
 }
 
+/* The dynamic symbols through PT_DYNAMIC (copy has no section headers)
+ * must be exactly those of .dynsym in the original. */
+static void compare_dynamic_routes(const char *orig_path, const char *copy_path, const char *label)
+{
+    struct elf_file *orig = open_elf(orig_path), *copy = open_elf(copy_path);
+    struct symtab *d = orig ? symtab_load(orig, NULL) : NULL;
+    struct symtab *t = copy ? symtab_load(copy, NULL) : NULL;
+    CHECK(d && !strcmp(symtab_origin(d), ".dynsym"), "%s: original not read through .dynsym", label);
+    CHECK(t && !strcmp(symtab_origin(t), "PT_DYNAMIC"), "%s: copy not read through PT_DYNAMIC", label);
+    if (d && t) {
+        CHECK(symtab_count(d) > 0, "%s: no dynamic functions", label);
+        CHECK(symtab_count(d) == symtab_count(t), "%s: PT_DYNAMIC %zu entries, .dynsym %zu", label,
+              symtab_count(t), symtab_count(d));
+        for (size_t i = 0; i < symtab_count(d) && i < symtab_count(t); i++) {
+            uint64_t a1, a2, s1, s2;
+            const char *n1 = symtab_entry(d, i, &a1, &s1), *n2 = symtab_entry(t, i, &a2, &s2);
+            if (a1 != a2 || s1 != s2 || strcmp(n1, n2) != 0) {
+                CHECK(false, "%s entry %zu: .dynsym %s@0x%" PRIx64 ", PT_DYNAMIC %s@0x%" PRIx64, label, i, n1, a1,
+                      n2, a2);
+                break;
+            }
+        }
+        uint64_t v1 = 0, v2 = 1;
+        CHECK(symtab_find_export(orig, "lib_add", &v1) == symtab_find_export(copy, "lib_add", &v2) &&
+                  (strcmp(label, "libc") == 0 || v1 == v2),
+              "%s: lib_add export differs", label);
+    }
+    symtab_free(d);
+    symtab_free(t);
+    elf_file_close(orig);
+    elf_file_close(copy);
+}
+
 static void test_pt_dynamic(const char *libc)
 {
     const char *copy = test_path("libc-no-shdr.so");
@@ -194,24 +227,9 @@ static void test_pt_dynamic(const char *libc)
         free(want[i].name);
     free(want);
 
-    /* The same table as through .dynsym of the original. */
-    struct elf_file *orig = open_elf(libc);
-    struct symtab *d = orig ? symtab_load(orig, NULL) : NULL;
-    CHECK(d && !strcmp(symtab_origin(d), ".dynsym"), "libc without debug file: not .dynsym");
-    CHECK(d && symtab_count(d) == symtab_count(t), "PT_DYNAMIC %zu entries, .dynsym %zu", symtab_count(t),
-          d ? symtab_count(d) : 0);
-    for (size_t i = 0; d && i < symtab_count(d) && i < symtab_count(t); i++) {
-        uint64_t a1, a2, s1, s2;
-        const char *n1 = symtab_entry(d, i, &a1, &s1), *n2 = symtab_entry(t, i, &a2, &s2);
-        if (a1 != a2 || s1 != s2 || strcmp(n1, n2) != 0) {
-            CHECK(false, "entry %zu: .dynsym %s@0x%" PRIx64 ", PT_DYNAMIC %s@0x%" PRIx64, i, n1, a1, n2, a2);
-            break;
-        }
-    }
-    symtab_free(d);
-    elf_file_close(orig);
     symtab_free(t);
     elf_file_close(stripped);
+    compare_dynamic_routes(libc, copy, "libc");
 }
 
 /* Every versioned function readelf lists must be found: "name" and
@@ -297,7 +315,7 @@ static void test_libc(void)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
         printf("1e6 lookups: %.1f ms (%" PRIu64 " hits)\n", ms, sink);
-        CHECK(ms < 2000, "lookups too slow");
+        CHECK(ms < 5000, "lookups too slow"); /* generous: ASan builds run this too */
     }
     debug_object_close(o);
     file_locator_destroy(&loc);
@@ -377,6 +395,31 @@ int main(void)
         test_plain_file(test_path("be.so"), "ppc64 big-endian", ".symtab");
     else
         CHECK(false, "cannot build the big-endian library");
+    /* PT_DYNAMIC with either hash table, both classes, both byte orders. */
+    const struct {
+        const char *name, *cmd;
+    } libs[] = {
+        {"gnu-hash.so", "gcc -shared -fPIC -O1 -Wl,--hash-style=gnu -o %s %s"},
+        {"sysv-hash.so", "gcc -shared -fPIC -O1 -Wl,--hash-style=sysv -o %s %s"},
+        {"i386-gnu-hash.so", "gcc -m32 -shared -fPIC -O1 -Wl,--hash-style=gnu -o %s %s"},
+        {"i386-sysv-hash.so", "gcc -m32 -shared -fPIC -O1 -Wl,--hash-style=sysv -o %s %s"},
+        {"ppc64-be-gnu.so", "clang --target=powerpc64-linux-gnu -fuse-ld=lld -nostdlib -shared -O1 "
+                            "-Wl,--hash-style=gnu -o %s %s"},
+        {"ppc32-be-sysv.so", "clang --target=powerpc-linux-gnu -fuse-ld=lld -nostdlib -shared -O1 "
+                             "-Wl,--hash-style=sysv -o %s %s"},
+    };
+    for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+        char out[4096], copy[4200], cmd[8192];
+        snprintf(out, sizeof(out), "%s", test_path(libs[i].name));
+        snprintf(copy, sizeof(copy), "%s.no-shdr", out);
+        snprintf(cmd, sizeof(cmd), libs[i].cmd, out, lib);
+        bool built = run("%s && llvm-strip --strip-all %s", cmd, out); /* leave only .dynsym */
+        CHECK(built, "cannot build %s", libs[i].name);
+        if (!built)
+            continue;
+        CHECK(write_without_section_headers(out, copy), "cannot strip %s", libs[i].name);
+        compare_dynamic_routes(out, copy, libs[i].name);
+    }
     test_static(src);
     free(src);
     free(lib);
