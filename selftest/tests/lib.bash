@@ -42,3 +42,62 @@ compare_with_valgrind() {
     echo "valgrind: $vg | memtrace: $mt | $*"
     [ "$vg" = "$mt" ] || fail "figures differ for $* (allocs frees bytes in_use_bytes in_use_blocks)"
 }
+
+# --- Driving memtrace's console through a pipe (console_*.sh) -------------
+
+# Waits until FILE has a line matching the extended regex RE; fails after
+# SECONDS (default 10).
+wait_for_line() {
+    local file=$1 re=$2 limit=${3:-10}
+    local end=$((SECONDS + limit))
+    until grep -qE -- "$re" "$file" 2>/dev/null; do
+        [ $SECONDS -lt $end ] || fail "timed out waiting for /$re/ in $file"
+        sleep 0.05
+    done
+}
+
+# console_open OUT ARGS...: starts "$MEMTRACE" ARGS with its stdin on a fifo
+# held open as fd 3 and its stdout in OUT (stderr in OUT.err); sets
+# CONSOLE_PID and CONSOLE_OUT.
+console_open() {
+    CONSOLE_OUT=$1; shift
+    local fifo
+    fifo=$(mktemp -u "$MT_TMP/console.XXXXXX")
+    mkfifo "$fifo" || fail "mkfifo $fifo"
+    "$MEMTRACE" "$@" < "$fifo" > "$CONSOLE_OUT" 2> "$CONSOLE_OUT.err" &
+    CONSOLE_PID=$!
+    exec 3> "$fifo"
+}
+
+# The line "help quit" ends with: each console_cmd sends it after its command
+# and waits for it, so the command's whole output is in before it returns.
+CONSOLE_SENTINEL='    detach from the target, write the final report, exit'
+
+# console_cmd LINE: sends LINE and sets CONSOLE_REPLY to what the console
+# answered (call it directly, not in $(...), so a failure ends the test).
+console_cmd() {
+    local before
+    before=$(stat -c %s "$CONSOLE_OUT")
+    printf '%s\nhelp quit\n' "$1" >&3 || fail "console: cannot send '$1'"
+    local end=$((SECONDS + 15))
+    until tail -c +$((before + 1)) "$CONSOLE_OUT" | grep -qxF -- "$CONSOLE_SENTINEL"; do
+        kill -0 "$CONSOLE_PID" 2>/dev/null || fail "memtrace ended during '$1': $(cat "$CONSOLE_OUT.err")"
+        [ $SECONDS -lt $end ] || fail "console: no answer to '$1'"
+        sleep 0.05
+    done
+    # The answer, without the two lines of "help quit".
+    CONSOLE_REPLY=$(tail -c +$((before + 1)) "$CONSOLE_OUT" | head -n -2)
+}
+
+# The five HEAP SUMMARY figures of a text summary on stdin, in
+# valgrind_summary's order: allocs frees bytes_allocated in_use_bytes in_use_blocks.
+summary_figures() {
+    python3 -c '
+import re, sys
+t = sys.stdin.read()
+m = re.search(r"in use: (\d+) bytes in (\d+) blocks\n\s*total heap usage: (\d+) allocs, (\d+) frees, (\d+) bytes allocated", t)
+if not m:
+    sys.exit("no HEAP SUMMARY in: " + t)
+b, k, a, f, ba = m.groups()
+print(a, f, ba, b, k)'
+}
