@@ -530,11 +530,10 @@ static void plan_conditional(struct displace_plan *plan, const struct x86_insn *
     append_jump(plan, slot_addr, target, mode64);
 }
 
-/* call rel: push the original return address, then jump to the callee.
- * 64-bit: lea -8(%rsp),%rsp (keeps the flags, unlike sub); movl lo,(%rsp);
- * movl hi,4(%rsp).  32-bit: push imm32. */
-static void plan_call(struct displace_plan *plan, uint64_t next, uint64_t target,
-                      uint64_t slot_addr, bool mode64)
+/* Pushes the original return address as a call would: 64-bit: lea
+ * -8(%rsp),%rsp (keeps the flags, unlike sub); movl lo,(%rsp); movl
+ * hi,4(%rsp).  32-bit: push imm32. */
+static void append_push_return(struct displace_plan *plan, uint64_t next, bool mode64)
 {
     if (mode64) {
         static const uint8_t lea_rsp[5] = {0x48, 0x8d, 0x64, 0x24, 0xf8};
@@ -550,7 +549,35 @@ static void plan_call(struct displace_plan *plan, uint64_t next, uint64_t target
         put_le(push + 1, next & 0xffffffffu, 4);
         append_bytes(plan, push, sizeof(push));
     }
-    append_jump(plan, slot_addr, target, mode64);
+}
+
+/* Whether the r/m operand names the stack pointer, as register or base,
+ * which the push in front of it would move. */
+static bool rm_uses_stack_pointer(const struct x86_insn *in, bool mode64)
+{
+    unsigned mod = in->modrm >> 6, rm = in->modrm & 7;
+    bool rex_b = (in->rex & 1) != 0;
+    if (!mode64 && in->addrsize_prefix)
+        return false;   /* 16-bit addressing has no sp form */
+    if (mod == 3)
+        return rm == 4 && !rex_b;
+    return rm == 4 && (in->sib & 7) == 4 && !rex_b;
+}
+
+/* call r/m: push the original return address, then jmp r/m (the same
+ * ModRM with /4 for /2), RIP-relative operands rewritten. */
+static bool plan_call_indirect(struct displace_plan *plan, const struct x86_insn *in,
+                               const uint8_t *p, uint64_t insn_addr, uint64_t next,
+                               uint64_t slot_addr, bool mode64)
+{
+    if (rm_uses_stack_pointer(in, mode64))
+        return false;
+    append_push_return(plan, next, mode64);
+    unsigned at = plan->slot_len;
+    if (!append_relocated_insn(plan, in, p, insn_addr, slot_addr))
+        return false;
+    plan->slot_bytes[at + in->modrm_off] = (uint8_t)((in->modrm & ~0x38u) | (4u << 3));
+    return true;
 }
 
 struct displace_plan x86_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
@@ -586,7 +613,13 @@ struct displace_plan x86_displace(const uint8_t *insn, size_t avail, uint64_t in
         plan_conditional(&plan, &in, insn, next, target, slot_addr, mode64);
         break;
     case X86_FLOW_CALL_REL:
-        plan_call(&plan, next, target, slot_addr, mode64);
+        append_push_return(&plan, next, mode64);
+        append_jump(&plan, slot_addr, target, mode64);
+        break;
+    case X86_FLOW_CALL_INDIRECT:
+        if (in.opsize_prefix ||
+            !plan_call_indirect(&plan, &in, insn, insn_addr, next, slot_addr, mode64))
+            return unsupported(in.len);
         break;
     case X86_FLOW_NORMAL:
     case X86_FLOW_JMP_INDIRECT:   /* the target comes from a register or memory */
@@ -596,8 +629,8 @@ struct displace_plan x86_displace(const uint8_t *insn, size_t avail, uint64_t in
         append_jump(&plan, slot_addr, next, mode64);
         break;
     default:
-        /* call r/m would push the slot's address; far transfers, traps and
-         * system calls report or depend on their own address. */
+        /* Far transfers, traps and system calls report or depend on their
+         * own address. */
         return plan;
     }
     plan.kind = DISPLACE_OUT_OF_LINE;

@@ -93,6 +93,13 @@ __asm__(".pushsection .rodata.x86_snippets,\"a\"\n"
         SNIPPET(ret, "mov %rdi,%rax\ns_ret_d: ret")
         /* jmp *%rcx to a label in A: the argument is A's address */
         SNIPPET(jmpreg, "lea 1f-s_jmpreg(%rdi),%rcx\ns_jmpreg_d: jmp *%rcx\n ud2\n1: lea 7(%rcx),%rax\n ret")
+        /* call *%rcx and call *mem(%rip): the callee returns its return
+         * address; the argument is A's address */
+        SNIPPET(callreg, "lea 1f-s_callreg(%rdi),%rcx\ns_callreg_d: call *%rcx\n add $1,%rax\n ret\n"
+                         "1: mov (%rsp),%rax\n ret")
+        SNIPPET(callmem, "lea 1f-s_callmem(%rdi),%rax\n mov %rax,2f-s_callmem(%rdi)\n"
+                         "s_callmem_d: call *2f(%rip)\n add $1,%rax\n ret\n"
+                         "1: mov (%rsp),%rax\n ret\n.p2align 3\n2: .quad 0")
         SNIPPET(fs, "s_fs_d: mov %fs:0x28,%rax\n ret")
         SNIPPET(vex, "s_vex_d: vmovdqu 1f(%rip),%xmm0\n vmovq %xmm0,%rax\n ret\n.p2align 4\n"
                      "1: .quad 0x0102030405060708, 0")
@@ -107,6 +114,7 @@ DECLARE_SNIPPET(movimm); DECLARE_SNIPPET(movabs); DECLARE_SNIPPET(endbr); DECLAR
 DECLARE_SNIPPET(subrsp); DECLARE_SNIPPET(cmpflags); DECLARE_SNIPPET(jz8); DECLARE_SNIPPET(jz32);
 DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SNIPPET(jrcxz);
 DECLARE_SNIPPET(call); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg); DECLARE_SNIPPET(fs);
+DECLARE_SNIPPET(callreg); DECLARE_SNIPPET(callmem);
 DECLARE_SNIPPET(vex);
 
 static const struct snippet snippets[] = {
@@ -133,6 +141,8 @@ static const struct snippet snippets[] = {
     S(call, DISPLACE_OUT_OF_LINE, 0, 9),
     S(ret, DISPLACE_OUT_OF_LINE, 77),
     {"jmpreg", s_jmpreg, s_jmpreg_d, s_jmpreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
+    {"callreg", s_callreg, s_callreg_d, s_callreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
+    {"callmem", s_callmem, s_callmem_d, s_callmem_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
     S(fs, DISPLACE_OUT_OF_LINE, 0),
     {"vex", s_vex, s_vex_d, s_vex_e, DISPLACE_OUT_OF_LINE, {0}, 1, true, false},
 };
@@ -169,6 +179,11 @@ __asm__(".pushsection .rodata.x86_snippets,\"a\"\n"
         SNIPPET(ret, "mov 4(%esp),%eax\ns_ret_d: ret")
         SNIPPET(jmpreg, "mov 4(%esp),%ecx\n lea 1f-s_jmpreg(%ecx),%ecx\ns_jmpreg_d: jmp *%ecx\n ud2\n"
                         "1: lea 7(%ecx),%eax\n ret")
+        SNIPPET(callreg, "mov 4(%esp),%ecx\n lea 1f-s_callreg(%ecx),%ecx\ns_callreg_d: call *%ecx\n"
+                         " add $1,%eax\n ret\n1: mov (%esp),%eax\n ret")
+        SNIPPET(callmem, "mov 4(%esp),%ecx\n lea 1f-s_callmem(%ecx),%eax\n mov %eax,2f-s_callmem(%ecx)\n"
+                         "s_callmem_d: call *2f-s_callmem(%ecx)\n add $1,%eax\n ret\n"
+                         "1: mov (%esp),%eax\n ret\n.p2align 2\n2: .long 0")
         /* addr16 lea 0x1234,%eax: a 16-bit displacement */
         SNIPPET(addr16, "s_addr16_d: .byte 0x67, 0x8d, 0x06, 0x34, 0x12\n ret")
         ".popsection\n");
@@ -180,7 +195,7 @@ DECLARE_SNIPPET(push_ebp); DECLARE_SNIPPET(mov_esp); DECLARE_SNIPPET(getpc); DEC
 DECLARE_SNIPPET(subesp); DECLARE_SNIPPET(cmpflags); DECLARE_SNIPPET(jz8); DECLARE_SNIPPET(jz32);
 DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SNIPPET(jecxz);
 DECLARE_SNIPPET(endbr); DECLARE_SNIPPET(gs); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg);
-DECLARE_SNIPPET(addr16);
+DECLARE_SNIPPET(addr16); DECLARE_SNIPPET(callreg); DECLARE_SNIPPET(callmem);
 
 
 static const struct snippet snippets[] = {
@@ -201,6 +216,8 @@ static const struct snippet snippets[] = {
     S(ret, DISPLACE_OUT_OF_LINE, 77),
     {"jmpreg", s_jmpreg, s_jmpreg_d, s_jmpreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
     S(addr16, DISPLACE_OUT_OF_LINE, 0),
+    {"callreg", s_callreg, s_callreg_d, s_callreg_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
+    {"callmem", s_callmem, s_callmem_d, s_callmem_e, DISPLACE_OUT_OF_LINE, {0}, 1, false, true},
 };
 
 #define MODE64 false
@@ -445,8 +462,10 @@ static void test_refusals(void)
         {"syscall", {0x0f, 0x05}, 2, true},
         {"int3", {0xcc}, 1, true},
         {"int $0x80", {0xcd, 0x80}, 2, false},
-        {"call *%rax", {0xff, 0xd0}, 2, true},
-        {"call *disp(%rip)", {0xff, 0x15, 0x10, 0, 0, 0}, 6, true},
+        {"call *%rsp", {0xff, 0xd4}, 2, true},
+        {"call *8(%rsp)", {0xff, 0x54, 0x24, 0x08}, 4, true},
+        {"call *(%esp)", {0xff, 0x14, 0x24}, 3, false},
+        {"callw *%ax", {0x66, 0xff, 0xd0}, 3, false},
         {"lret", {0xcb}, 1, true},
         {"ud2", {0x0f, 0x0b}, 2, true},
         {"jmpw rel16", {0x66, 0xe9, 0x10, 0x00}, 4, false},
