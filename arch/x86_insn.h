@@ -33,7 +33,8 @@ enum x86_flow {
     X86_FLOW_CALL_INDIRECT, /* call r/m */
     X86_FLOW_RET,           /* ret, ret imm16 */
     X86_FLOW_FAR,           /* far call/jmp/ret, iret */
-    X86_FLOW_TRAP,          /* int3, int n, into, int1, syscall, sysenter, sysexit, sysret, ud0/1/2 */
+    X86_FLOW_TRAP,          /* int3, int n, into, int1, syscall, sysenter, sysexit,
+                             * sysret, ud0/1/2 */
 };
 
 struct x86_insn {
@@ -91,9 +92,12 @@ uint64_t x86_branch_target(const struct x86_insn *insn, const uint8_t *p, uint64
  *                imm32), then a jump to the callee.  With a CET shadow stack
  *                enabled in the target the callee's ret would fault; Linux
  *                user space does not enable it on the glibc this runs on.
- *   UNSUPPORTED  call r/m, far transfers, int3/int/syscall/sysenter/ud2,
- *                xbegin, 16-bit operand size on relative branches, addr32
- *                RIP-relative, and anything x86_decode refuses.
+ *                call r/m: the same push, then jmp r/m (refused when the
+ *                operand involves the stack pointer).
+ *   UNSUPPORTED  call r/m through the stack pointer, far transfers,
+ *                int3/int/syscall/sysenter/ud2, xbegin, 16-bit operand size
+ *                on branches and calls, addr32 RIP-relative, and anything
+ *                x86_decode refuses.
  *
  * A signal delivered while the thread runs in the slot returns into the slot,
  * so the slot must stay unchanged until the thread's PC has left it. */
