@@ -25,6 +25,10 @@ void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
         return;
     struct sym_info info;
     int found = symbolizer_lookup(sym, at - m->bias, &info);
+    /* A handler returns into the signal trampoline's first byte
+     * (__restore_rt): pc-1 lies before the function there. */
+    if (!(found & SYM_FOUND_FUNCTION) && at != raw)
+        found = symbolizer_lookup(sym, raw - m->bias, &info);
     if ((found & SYM_FOUND_FUNCTION) && info.function) {
         snprintf(s->resolve_buf[0], sizeof(s->resolve_buf[0]), "%s", info.function);
         out->function = s->resolve_buf[0];

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Compare memtrace's JSON stacks with gdb's backtraces at the same breakpoint.
+
+usage: stacks_compare.py GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+
+Each gdb backtrace (printed by `bt` at a breakpoint on an intercepted
+function's first instruction) must appear among memtrace's stacks, frame by
+frame: file (base name) and line for every frame up to main, and the function
+name for C frames of the test's own sources.  gdb's "<signal handler called>"
+matches memtrace's __restore_rt frame.  Backtraces are compared as sets
+(memtrace groups identical stacks); gdb's virtual tail-call frames in other
+modules are allowed to be absent (see matches()).
+"""
+import json
+import os
+import re
+import sys
+
+FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
+
+
+def gdb_stacks(path):
+    stacks, cur = [], None
+    for line in open(path, errors='replace'):
+        line = line.rstrip('\n')
+        if line.startswith('#0 '):
+            if cur:
+                stacks.append(cur)
+            cur = []
+        if cur is None or not line.startswith('#'):
+            continue
+        if '<signal handler called>' in line:
+            cur.append(('<signal>', None, None))
+            continue
+        # gdb lists inlined calls as frames of their own, printed without
+        # an address; memtrace, like addr2line without -i, names the
+        # physical frame by its innermost location.
+        # The frame a signal interrupted has an exact pc, also printed
+        # without an address.
+        after_signal = bool(cur) and cur[-1][0] == '<signal>'
+        if not line.startswith('#0 ') and not after_signal and not re.match(r'^#\d+\s+0x', line):
+            continue
+        m = FRAME.match(line)
+        if not m:
+            cur.append(('?', None, None))
+            continue
+        func, file, lineno = m.group(2), m.group(3), m.group(4)
+        cur.append((func, os.path.basename(file) if file else None, int(lineno) if lineno else None))
+    if cur:
+        stacks.append(cur)
+    return stacks
+
+
+def memtrace_stacks(path):
+    out = []
+    for s in json.load(open(path))['stacks']:
+        frames = []
+        for f in s['frames']:
+            func = f['function'] or '?'
+            if func == '__restore_rt':
+                frames.append(('<signal>', None, None))
+                continue
+            frames.append((func, os.path.basename(f['file']) if f['file'] else None, f['line'] or None))
+        out.append(frames)
+    return out
+
+
+def key(frames, sources):
+    """Frames 1.. up to main: (function for own C sources, file, line)."""
+    k = []
+    for func, file, line in frames[1:]:
+        if func == '<signal>':
+            k.append(('<signal>',))
+            continue
+        own = file in sources
+        name = func if own and not file.endswith(('.cpp', '.cc')) else ''
+        k.append((name, file, line))
+        if func == 'main':
+            break
+    return tuple(k)
+
+
+def matches(gk, mk, sources):
+    """mk equals gk with some frames of other modules left out.
+
+    gdb adds virtual frames for tail calls it reconstructs from DWARF call
+    sites (glibc's pthread_kill jumps to __pthread_kill_implementation); a
+    physical unwinder, like libunwind's or memtrace's, has no such frame.
+    Frames of the test's own sources must all be there, in order."""
+    i = 0
+    for frame in gk:
+        if i < len(mk) and frame == mk[i]:
+            i += 1
+        elif len(frame) > 1 and frame[1] in sources:
+            return False
+    return i == len(mk)
+
+
+def main():
+    gdb_log, mt_json, sources = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+    g = gdb_stacks(gdb_log)
+    m = memtrace_stacks(mt_json)
+    # Only allocations made on behalf of the test's own code.
+    own = lambda st: any(f[1] in sources for f in st)
+    gkeys = {key(st, sources) for st in g if own(st)}
+    mkeys = {key(st, sources) for st in m if own(st)}
+    missing = {gk for gk in gkeys if not any(matches(gk, mk, sources) for mk in mkeys)}
+    print(f'gdb backtraces: {len(gkeys)}, memtrace stacks: {len(mkeys)}, missing: {len(missing)}')
+    for k in sorted(missing)[:10]:
+        print('  gdb has, memtrace lacks:', k)
+        near = max(mkeys, key=lambda mk: sum(a == b for a, b in zip(k, mk)), default=None)
+        print('    closest memtrace stack:', near)
+    if not gkeys:
+        print('no backtraces to compare')
+        return 1
+    return 1 if missing else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
