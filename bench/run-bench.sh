@@ -1,0 +1,281 @@
+#!/bin/bash
+# make bench: one run, one table.  Every timed figure is the median of
+# BENCH_REPS repetitions; the tools run interleaved within a repetition so
+# that machine noise hits them alike.
+#
+#   bench/run-bench.sh [BUILD_DIR]
+#
+# Knobs (environment): BENCH_REPS (5), BENCH_ITERS (allocbench rounds per
+# thread, 3000; each round makes 4 calls), BENCH_FLOOR_STOPS (20000),
+# BENCH_LIVE_SMALL (10000), BENCH_LIVE_BIG (1000000), BENCH_STACKS (4096).
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+REPS=${BENCH_REPS:-5}
+ITERS=${BENCH_ITERS:-3000}
+FLOOR_STOPS=${BENCH_FLOOR_STOPS:-20000}
+LIVE_SMALL=${BENCH_LIVE_SMALL:-10000}
+LIVE_BIG=${BENCH_LIVE_BIG:-1000000}
+STACKS=${BENCH_STACKS:-4096}
+
+MEMTRACE=$ROOT/target/memtrace
+MEMTRACE_FS=$ROOT/host-fs/memtrace-fs
+ALLOCBENCH=$ROOT/$BUILD/bench/allocbench
+BIN=$ROOT/$BUILD/bench
+TMP=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
+FS_PID=
+cleanup() {
+    [ -n "$FS_PID" ] && kill $(pgrep -P "$FS_PID") "$FS_PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+die() { echo "run-bench: $*" >&2; exit 1; }
+progress() { echo "bench: $*" >&2; }
+
+for f in "$MEMTRACE" "$ALLOCBENCH"; do [ -x "$f" ] || die "$f missing (make all $BUILD/bench/allocbench)"; done
+mkdir -p "$BIN"
+for h in ptrace_floor peak_rss live_blocks many_stacks; do
+    gcc -O2 -g -Wall -Wextra -o "$BIN/$h" "bench/$h.c" || die "cannot build bench/$h.c"
+done
+HAVE_VALGRIND=$(command -v valgrind >/dev/null && echo 1 || echo 0)
+HAVE_HEAPTRACK=$(command -v heaptrack >/dev/null && echo 1 || echo 0)
+HAVE_PERF=0
+if command -v perf >/dev/null &&
+    perf stat -x, -e syscalls:sys_enter_ptrace -- true >/dev/null 2>&1; then
+    HAVE_PERF=1
+fi
+
+# --- small helpers -----------------------------------------------------------
+# Wall time in µs of a command; its stdout+stderr go to $TMP/out.
+now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+wall_us() {
+    local t0 t1
+    t0=$(now_us)
+    "$@" >"$TMP/out" 2>&1
+    t1=$(now_us)
+    echo $((t1 - t0))
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+# Peak RSS (VmHWM, KiB) of memtrace itself at its exit (bench/peak_rss.c):
+# /usr/bin/time would report the traced child's peak when that is bigger.
+peak_rss_kib() {
+    local out=$1; shift
+    "$BIN/peak_rss" "$@" >"$out" 2>&1
+    awk '/^peak_rss: / {k=$2} END {print k+0}' "$out"
+}
+
+# --- machine -------------------------------------------------------------------
+CPU=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+[ -n "$CPU" ] || CPU=$(awk -F': ' '/^(Hardware|CPU part)/ {print $2; exit}' /proc/cpuinfo)
+MACHINE="$(uname -m), $(nproc) CPUs, ${CPU:-unknown CPU}, Linux $(uname -r)"
+
+# --- floor ---------------------------------------------------------------------
+progress "ptrace floor ($REPS x $FLOOR_STOPS stops)"
+fl=(); flr=()
+for ((r = 0; r < REPS; r++)); do
+    fl+=("$("$BIN/ptrace_floor" "$FLOOR_STOPS")")
+    flr+=("$("$BIN/ptrace_floor" "$FLOOR_STOPS" regs)")
+done
+FLOOR=$(median "${fl[@]}")
+FLOOR_REGS=$(median "${flr[@]}")
+
+# --- per-call overhead ---------------------------------------------------------
+CONFIGS=("1 8" "2 8" "1 32" "2 32")
+calls_of() { awk '/^allocbench: [0-9]+ calls/ {n=$2} END {print n+0}' "$TMP/out"; }
+declare -A T CALLS
+startup_mt=(); startup_vg=(); startup_ht=()
+for ((r = 0; r < REPS; r++)); do
+    progress "per-call overhead, repetition $((r + 1))/$REPS"
+    # Startup cost of each tool (no allocation rounds) so it can be taken out.
+    u=$(wall_us "$ALLOCBENCH" 0 8 1)
+    startup_mt+=($(($(wall_us "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" 0 8 1) - u)))
+    [ "$HAVE_VALGRIND" = 1 ] && startup_vg+=($(($(wall_us valgrind -q --run-libc-freeres=no "$ALLOCBENCH" 0 8 1) - u)))
+    [ "$HAVE_HEAPTRACK" = 1 ] && startup_ht+=($(($(wall_us heaptrack -o "$TMP/ht" "$ALLOCBENCH" 0 8 1) - u)))
+    rm -f "$TMP"/ht*
+    for c in "${CONFIGS[@]}"; do
+        set -- $c
+        th=$1 dp=$2
+        u=$(wall_us "$ALLOCBENCH" "$ITERS" "$dp" "$th")
+        CALLS[$th$dp]=$(calls_of)
+        T[un,$th,$dp]+=" $u"
+        T[mt,$th,$dp]+=" $(wall_us "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
+        [ "$(calls_of)" = "${CALLS[$th$dp]}" ] || die "memtrace run of allocbench failed: $(tail -3 "$TMP/out")"
+        if [ "$HAVE_VALGRIND" = 1 ]; then
+            T[vg,$th,$dp]+=" $(wall_us valgrind -q --run-libc-freeres=no "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
+        fi
+        if [ "$HAVE_HEAPTRACK" = 1 ]; then
+            T[ht,$th,$dp]+=" $(wall_us heaptrack -o "$TMP/ht" "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
+            rm -f "$TMP"/ht*
+        fi
+    done
+done
+ST_MT=$(median "${startup_mt[@]}")
+ST_VG=$( [ "$HAVE_VALGRIND" = 1 ] && median "${startup_vg[@]}" || echo nan)
+ST_HT=$( [ "$HAVE_HEAPTRACK" = 1 ] && median "${startup_ht[@]}" || echo nan)
+
+# Stops per call, counted: one PTRACE_CONT per stop (perf counts memtrace's
+# ptrace requests); otherwise from allocbench's code: 4 calls per round make
+# 4 entry+return pairs and 3 frees = 11 stops.
+stops_per_call() {
+    local th=$1 dp=$2 n
+    if [ "$HAVE_PERF" = 1 ]; then
+        n=$(perf stat -x, -e syscalls:sys_enter_ptrace --filter 'request == 7' -- \
+            "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th" 2>&1 >/dev/null |
+            awk -F, '/sys_enter_ptrace/ {print $1}')
+        calc "$n / ${CALLS[$th$dp]}" 2
+    else
+        echo 2.75
+    fi
+}
+
+per_call() { # tool th dp -> µs per call over untraced, and the same without startup
+    local tool=$1 th=$2 dp=$3 st=$4 tt uu
+    tt=$(median ${T[$tool,$th,$dp]})
+    uu=$(median ${T[un,$th,$dp]})
+    echo "$(calc "($tt - $uu) / ${CALLS[$th$dp]}" 2) $(calc "($tt - $uu - $st) / ${CALLS[$th$dp]}" 2)"
+}
+
+PERCALL_ROWS=()
+WORST_RATIO=0
+for c in "${CONFIGS[@]}"; do
+    set -- $c
+    th=$1 dp=$2
+    read -r mt mt_ex <<<"$(per_call mt "$th" "$dp" "$ST_MT")"
+    stops=$(stops_per_call "$th" "$dp")
+    x_floor=$(calc "$mt / $FLOOR" 1)
+    ratio=$(calc "$mt / ($stops * $FLOOR)" 2)
+    verdict=$(awk "BEGIN { print ($ratio <= 1.3) ? \"met\" : \"MISSED\" }")
+    vg="n/a"; ht="n/a"
+    if [ "$HAVE_VALGRIND" = 1 ]; then
+        read -r v v_ex <<<"$(per_call vg "$th" "$dp" "$ST_VG")"
+        vg="$v µs ($(calc "$v / $mt" 2)x memtrace; $v_ex w/o startup)"
+    fi
+    if [ "$HAVE_HEAPTRACK" = 1 ]; then
+        read -r h h_ex <<<"$(per_call ht "$th" "$dp" "$ST_HT")"
+        ht="$h µs ($(calc "$h / $mt" 2)x memtrace; $h_ex w/o startup)"
+    fi
+    PERCALL_ROWS+=("$th thr, depth $dp, ${CALLS[$th$dp]} calls|$mt µs ($mt_ex w/o startup) = ${x_floor}x floor; $stops stops/call; overhead/(stops x floor) = ${ratio}x [target 1.3x: $verdict]|valgrind $vg|heaptrack $ht")
+done
+
+# --- unwinding cost --------------------------------------------------------------
+# Same workload (1 thread, depth 32), memtrace keeping 1 frame versus 32:
+# the difference is the unwinding + CFI lookups of 31 frames per event.
+progress "unwinding cost (-d 1 vs -d 32)"
+cpu_us() { # CPU (user+sys) of memtrace and the traced program, in µs
+    /usr/bin/time -f '%U %S' -o "$TMP/time" "$@" >/dev/null 2>&1
+    awk '{printf "%d", ($1 + $2) * 1e6}' "$TMP/time"
+}
+d1w=(); d32w=(); d1c=(); d32c=()
+for ((r = 0; r < REPS; r++)); do
+    d1w+=("$(wall_us "$MEMTRACE" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+    d32w+=("$(wall_us "$MEMTRACE" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+    if [ -x /usr/bin/time ]; then
+        d1c+=("$(cpu_us "$MEMTRACE" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+        d32c+=("$(cpu_us "$MEMTRACE" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+    fi
+done
+C132=${CALLS[132]}
+UNWIND_WALL=$(calc "($(median "${d32w[@]}") - $(median "${d1w[@]}")) / $C132" 2)
+if [ ${#d1c[@]} -gt 0 ]; then
+    UNWIND_CPU=$(calc "($(median "${d32c[@]}") - $(median "${d1c[@]}")) / $C132" 2)
+    UNWIND_CPU_D1=$(calc "$(median "${d1c[@]}") / $C132" 2)
+else
+    UNWIND_CPU=n/a UNWIND_CPU_D1=n/a
+fi
+
+# --- symbolization ---------------------------------------------------------------
+# many_stacks prints the wall clock just before it exits; what memtrace does
+# after that is mostly writing the report (symbolizing every stack).
+progress "report writing ($STACKS stacks)"
+report_us() {
+    local n=$1 t_end t_prog
+    "$MEMTRACE" -q -o "$TMP/report" "$BIN/many_stacks" "$n" >"$TMP/out" 2>&1
+    t_end=$(now_us)
+    t_prog=$(awk '/^many_stacks:/ {print $5}' "$TMP/out")
+    echo $((t_end - t_prog))
+}
+rs1=(); rsn=()
+for ((r = 0; r < REPS; r++)); do
+    rs1+=("$(report_us 1)")
+    rsn+=("$(report_us "$STACKS")")
+done
+NSTACKS=$(grep -c 'were not free' "$TMP/report")
+REPORT_MS=$(calc "($(median "${rsn[@]}") - $(median "${rs1[@]}")) / 1000" 1)
+REPORT_PER_STACK=$(calc "($(median "${rsn[@]}") - $(median "${rs1[@]}")) / $NSTACKS" 0)
+
+# --- memory ----------------------------------------------------------------------
+progress "tracer peak RSS (allocbench, 0 / $LIVE_SMALL / $LIVE_BIG live blocks)"
+RSS_AB=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" 8 2)
+RSS_0=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" 0)
+RSS_S=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
+RSS_B=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_BIG")
+grep -q "^live_blocks: $LIVE_BIG blocks" "$TMP/out" || die "live_blocks $LIVE_BIG under memtrace failed: $(tail -2 "$TMP/out")"
+per_block() { calc "($1 - $RSS_0) * 1024 / $2" 0; }
+rss_verdict() { awk "BEGIN { print ($1 * 1024 <= 4 * 1048576 + 64 * $2) ? \"met\" : \"MISSED\" }"; }
+
+# Debug files served by memtrace-fs on loopback versus read locally, and the
+# bytes it sends and receives for one trace.
+REMOTE_RSS="n/a"; WIRE="n/a"
+if [ -x "$MEMTRACE_FS" ]; then
+    progress "memtrace-fs on loopback"
+    PORT=$((20000 + RANDOM % 20000))
+    # strace counts what crosses the socket (send/recv bypass /proc/PID/io).
+    if command -v strace >/dev/null; then
+        strace -f -qq -e trace=sendto,recvfrom -e signal=none -o "$TMP/fs.strace" \
+            "$MEMTRACE_FS" -n -q -p "$PORT" / >"$TMP/fs.log" 2>&1 &
+    else
+        "$MEMTRACE_FS" -n -q -p "$PORT" / >"$TMP/fs.log" 2>&1 &
+    fi
+    FS_PID=$!
+    sleep 1
+    if kill -0 "$FS_PID" 2>/dev/null; then
+        REMOTE_RSS=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -c "127.0.0.1:$PORT" -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
+        if grep -q "^live_blocks: $LIVE_SMALL blocks" "$TMP/out"; then
+            REMOTE_OK=1
+            REMOTE_RSS="$REMOTE_RSS KiB with $LIVE_SMALL live blocks (local: $RSS_S KiB)"
+        else
+            REMOTE_RSS="n/a (trace through memtrace-fs failed: $(tail -1 "$TMP/out"))"
+        fi
+    fi
+    # Under strace, memtrace-fs is strace's child: stop the server itself.
+    fs_child=$(pgrep -P "$FS_PID" | head -1)
+    kill ${fs_child:-$FS_PID} 2>/dev/null; wait "$FS_PID" 2>/dev/null; FS_PID=
+    if [ "${REMOTE_OK:-0}" = 1 ] && [ -s "$TMP/fs.strace" ]; then
+        WIRE=$(awk '/sendto\(/ && $NF ~ /^[0-9]+$/ {s += $NF} /recvfrom\(/ && $NF ~ /^[0-9]+$/ {r += $NF}
+            END {printf "%.0f KiB memtrace-fs -> memtrace, %.0f KiB back (one trace of live_blocks, files fetched by range)", s/1024, r/1024}' "$TMP/fs.strace")
+    fi
+fi
+
+# --- the table -------------------------------------------------------------------
+echo
+echo "memtrace benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+echo "machine: $MACHINE"
+echo "medians of $REPS repetitions; allocbench $ITERS rounds per thread (4 calls/round)"
+echo
+printf '%-58s %s\n' "ptrace floor (int3 stop + PTRACE_CONT round trip)" "$FLOOR µs"
+printf '%-58s %s\n' "  with GETREGS+SETREGS at each stop (informative)" "$FLOOR_REGS µs"
+printf '%-58s %s\n' "tool startup over untraced (allocbench 0 rounds)" \
+    "memtrace $(calc "$ST_MT / 1000" 0) ms, valgrind $(calc "$ST_VG / 1000" 0) ms, heaptrack $(calc "$ST_HT / 1000" 0) ms"
+echo
+echo "per-call overhead = (traced - untraced wall time) / calls"
+for p in "${PERCALL_ROWS[@]}"; do
+    IFS='|' read -r what m v h <<<"$p"
+    printf '  %-30s memtrace  %s\n' "$what" "$m"
+    printf '  %-30s %s\n' "" "$v"
+    printf '  %-30s %s\n' "" "$h"
+done
+echo
+printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 minus -d 1)" "$UNWIND_WALL µs wall, $UNWIND_CPU µs CPU (31 frames; CPU at -d 1: $UNWIND_CPU_D1 µs/call)"
+printf '%-58s %s\n' "report writing / symbolization ($NSTACKS stacks)" "$REPORT_MS ms ($REPORT_PER_STACK µs per stack)"
+echo
+printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads)" "$RSS_AB KiB"
+printf '%-58s %s\n' "memtrace peak RSS, 0 live blocks (baseline)" "$RSS_0 KiB [target 4096 KiB: $(rss_verdict "$RSS_0" 0)]"
+printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks" "$RSS_S KiB = $(per_block "$RSS_S" "$LIVE_SMALL") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_S" "$LIVE_SMALL")]"
+printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"
+printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs (loopback)" "$REMOTE_RSS"
+printf '%-58s %s\n' "bytes on the wire per trace" "$WIRE"
+printf '%-58s %s\n' "leak-scan throughput" "n/a (not built yet: the console's scan has no implementation)"
+printf '%-58s %s\n' "attach to 50 threads / 200 libraries" "n/a (not measured yet)"
