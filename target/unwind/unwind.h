@@ -1,5 +1,12 @@
 /* Stack unwinding from DWARF CFI.  No allocation: the tracer calls this on
- * every intercepted malloc. */
+ * every intercepted malloc.
+ *
+ * Frame 0's pc must be where the thread really is (at a breakpoint trap,
+ * the breakpoint's address, not the pc the kernel reports after it).
+ * Memory is read only through unwind_memory (a stack window copied once
+ * per stop is enough for ordinary and signal frames).  Not done here:
+ * stripping aarch64 pointer-authentication bits (rows say ra_mangled),
+ * ARM EHABI (.ARM.exidx) tables, frame-pointer fallback without CFI. */
 #ifndef MT_UNWIND_UNWIND_H
 #define MT_UNWIND_UNWIND_H
 
