@@ -145,7 +145,13 @@ for entry in "${files[@]}"; do
               if (tsize != "0") { lo = hex(tlo); sz = hex(tsize)
                   for (i = 0; i < n / 4; i++) printf "0x%x\n", lo + int(rand() * sz) } }' rows.txt >addrs.txt
     xargs $oracle -f -e "$f" <addrs.txt >eu2.txt
-    xargs "$MEMTRACE" --addr2line "$f" <addrs.txt >ours2.txt
+    xargs "$MEMTRACE" --addr2line "$f" <addrs.txt >ours2.txt 2>ours.err
+    if [ "$(wc -l <ours2.txt)" -ne $((2 * $(wc -l <addrs.txt))) ]; then
+        echo "$f: memtrace --addr2line printed $(wc -l <ours2.txt) lines for $(wc -l <addrs.txt) addresses:"
+        head -5 ours.err
+        total_bad=$((total_bad + 1))
+        continue
+    fi
     awk 'NR % 2 == 0' eu2.txt | sed -E 's/:([0-9]+):[0-9]+$/:\1/; s/ \(discriminator [0-9]+\)$//' >eu.txt
     awk 'NR % 2 == 0' ours2.txt | sed -E 's/ \(discriminator [0-9]+\)$//' >ours.txt
     # Function names come from the symbol table (not this test's subject;

@@ -25,7 +25,24 @@ struct line_unit {
  * addresses up to the CU's next row.  Such a sequence is widened to the
  * next sequence of its unit when the index is built (and flagged). */
 #define SEQ_DANGLING 0x80000000u
-#define SEQ_SIZE_MASK 0x7fffffffu
+/* Row addresses never decrease: a search may stop at the first row past
+ * the address, and checkpoints can be binary-searched. */
+#define SEQ_MONOTONIC 0x40000000u
+#define SEQ_SIZE_MASK 0x3fffffffu
+
+/* Long sequences (a big function, or a whole CU's .text in one sequence)
+ * get a checkpoint every CHECKPOINT_ROWS rows, so a lookup decodes at most
+ * that many rows: about 0.15 bytes of index per row of line table. */
+#define CHECKPOINT_ROWS 256
+
+struct line_checkpoint {
+    uint64_t address;         /* of the row decoding resumes after */
+    uint32_t seq_offset;      /* the sequence it belongs to */
+    uint32_t offset;          /* .debug_line offset right after that row */
+    uint32_t file, line, column, discriminator;
+    uint8_t op_index;
+    bool is_stmt;
+};
 
 struct line_seq {
     uint64_t lo;
@@ -47,6 +64,8 @@ struct line_index {
     size_t unit_count, unit_cap;
     struct line_seq *seqs;
     size_t seq_count, seq_cap;
+    struct line_checkpoint *cps;  /* sorted by address */
+    size_t cp_count, cp_cap;
     char *pool;
     size_t pool_used, pool_cap;
     struct header_slot cache[HEADER_CACHE];
@@ -96,19 +115,55 @@ static void add_unit(struct line_index *idx, uint64_t line_offset, const char *c
     };
 }
 
-static void add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset, bool dangling)
+static bool add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset, bool dangling,
+                    bool monotonic)
 {
     if (hi <= lo || hi - lo > SEQ_SIZE_MASK || offset > UINT32_MAX)
-        return;
+        return false;
     /* Sequences of code the linker discarded are relocated to 0 (GNU ld)
      * or to -1/-2 (lld tombstones); they would shadow real code. */
     if (lo == 0 || lo >= UINT64_MAX - 1 || lo == UINT32_MAX || lo == UINT32_MAX - 1)
-        return;
+        return false;
     if (idx->seq_count == idx->seq_cap) {
         idx->seq_cap = idx->seq_cap ? idx->seq_cap * 2 : 256;
         idx->seqs = xreallocarray(idx->seqs, idx->seq_cap, sizeof(*idx->seqs));
     }
-    idx->seqs[idx->seq_count++] = (struct line_seq){ .lo = lo, .size_flags = (uint32_t)(hi - lo) | (dangling ? SEQ_DANGLING : 0), .offset = (uint32_t)offset };
+    uint32_t flags = (dangling ? SEQ_DANGLING : 0) | (monotonic ? SEQ_MONOTONIC : 0);
+    idx->seqs[idx->seq_count++] = (struct line_seq){ .lo = lo, .size_flags = (uint32_t)(hi - lo) | flags,
+                                                      .offset = (uint32_t)offset };
+    return true;
+}
+
+/* Remembers where decoding stands after row (see CHECKPOINT_ROWS). */
+static void add_checkpoint(struct line_index *idx, const struct line_program *p, const struct line_row *row)
+{
+    uint64_t offset = line_program_offset(p);
+    if (offset > UINT32_MAX || row->sequence_offset > UINT32_MAX || row->file > UINT32_MAX ||
+        row->column > UINT32_MAX || p->op_index > UINT8_MAX)
+        return;
+    if (idx->cp_count == idx->cp_cap) {
+        idx->cp_cap = idx->cp_cap ? idx->cp_cap * 2 : 64;
+        idx->cps = xreallocarray(idx->cps, idx->cp_cap, sizeof(*idx->cps));
+    }
+    idx->cps[idx->cp_count++] = (struct line_checkpoint){
+        .address = row->address,
+        .seq_offset = (uint32_t)row->sequence_offset,
+        .offset = (uint32_t)offset,
+        .file = (uint32_t)row->file,
+        .line = row->line,
+        .column = (uint32_t)row->column,
+        .discriminator = row->discriminator,
+        .op_index = (uint8_t)p->op_index,
+        .is_stmt = row->is_stmt,
+    };
+}
+
+static int cmp_checkpoint(const void *a, const void *b)
+{
+    const struct line_checkpoint *x = a, *y = b;
+    if (x->address != y->address)
+        return x->address < y->address ? -1 : 1;
+    return (x->seq_offset > y->seq_offset) - (x->seq_offset < y->seq_offset);
 }
 
 static int cmp_unit(const void *a, const void *b)
@@ -205,22 +260,37 @@ static void index_program(struct line_index *idx, const struct line_header *h)
     struct line_program p;
     struct line_row row;
     line_program_start(&p, &idx->secs, h, h->program_offset);
-    bool open = false;
-    uint64_t lo = 0, seq_offset = 0, last = 0;
+    bool open = false, monotonic = true;
+    uint64_t lo = 0, seq_offset = 0, last = 0, rows = 0;
+    size_t seq_first_cp = idx->cp_count;
     while (line_program_next(&p, &row)) {
         if (!open) {
             open = true;
+            monotonic = true;
+            rows = 0;
             lo = row.address;
             seq_offset = row.sequence_offset;
-        } else if (row.address < lo) {
-            lo = row.address;
+            seq_first_cp = idx->cp_count;
+        } else {
+            if (row.address < last)
+                monotonic = false;
+            if (row.address < lo)
+                lo = row.address;
         }
         if (row.end_sequence) {
-            add_seq(idx, lo, row.address, seq_offset, last == row.address && lo != row.address);
+            bool kept = add_seq(idx, lo, row.address, seq_offset, last == row.address && lo != row.address,
+                                monotonic);
+            /* Checkpoints only serve monotonic sequences we keep. */
+            if (!kept || !monotonic)
+                idx->cp_count = seq_first_cp;
             open = false;
+        } else if (++rows % CHECKPOINT_ROWS == 0 && monotonic) {
+            add_checkpoint(idx, &p, &row);
         }
         last = row.address;
     }
+    if (open)
+        idx->cp_count = seq_first_cp; /* a sequence the data cut short */
     widen_dangling(idx, first);
 }
 
@@ -255,6 +325,8 @@ struct line_index *line_index_build(const struct dwarf_sections *secs)
     }
     if (idx->seq_count > 1)
         qsort(idx->seqs, idx->seq_count, sizeof(*idx->seqs), cmp_seq);
+    if (idx->cp_count > 1)
+        qsort(idx->cps, idx->cp_count, sizeof(*idx->cps), cmp_checkpoint);
     return idx;
 }
 
@@ -289,6 +361,7 @@ void line_index_free(struct line_index *idx)
         return;
     free(idx->units);
     free(idx->seqs);
+    free(idx->cps);
     free(idx->pool);
     free(idx);
 }
@@ -299,7 +372,7 @@ size_t line_index_unit_count(const struct line_index *idx) { return idx->unit_co
 size_t line_index_memory(const struct line_index *idx)
 {
     return sizeof(*idx) + idx->unit_cap * sizeof(*idx->units) + idx->seq_cap * sizeof(*idx->seqs) +
-           idx->pool_cap;
+           idx->cp_cap * sizeof(*idx->cps) + idx->pool_cap;
 }
 
 /* The unit whose program contains .debug_line offset off. */
@@ -356,6 +429,29 @@ static void name_file(struct line_index *idx, const struct line_header *h, uint3
     }
 }
 
+/* The last checkpoint of sequence s at or below address, or NULL. */
+static const struct line_checkpoint *find_checkpoint(const struct line_index *idx, const struct line_seq *s,
+                                                     uint64_t address)
+{
+    size_t l = 0, u = idx->cp_count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (idx->cps[m].address <= address)
+            l = m + 1;
+        else
+            u = m;
+    }
+    /* Equal addresses of other (overlapping) sequences may sit between. */
+    for (size_t i = l, steps = 0; i > 0 && steps < 8; i--, steps++) {
+        const struct line_checkpoint *cp = &idx->cps[i - 1];
+        if (cp->address < s->lo)
+            return NULL;
+        if (cp->seq_offset == s->offset)
+            return cp;
+    }
+    return NULL;
+}
+
 /* Searches one sequence for the row covering address. */
 static bool lookup_in_seq(struct line_index *idx, const struct line_seq *s, uint64_t address,
                           struct line_location *out)
@@ -369,8 +465,21 @@ static bool lookup_in_seq(struct line_index *idx, const struct line_seq *s, uint
     struct line_program p;
     struct line_row row, best = { 0 };
     bool found = false;
-    line_program_start(&p, &idx->secs, h, s->offset);
+    bool monotonic = s->size_flags & SEQ_MONOTONIC;
+    const struct line_checkpoint *cp = monotonic ? find_checkpoint(idx, s, address) : NULL;
+    if (cp) {
+        best = (struct line_row){
+            .address = cp->address, .file = cp->file, .line = cp->line, .column = cp->column,
+            .discriminator = cp->discriminator, .is_stmt = cp->is_stmt, .sequence_offset = s->offset,
+        };
+        found = true;
+        line_program_resume(&p, &idx->secs, h, &best, cp->op_index, cp->offset);
+    } else {
+        line_program_start(&p, &idx->secs, h, s->offset);
+    }
     while (line_program_next(&p, &row)) {
+        if (monotonic && row.address > address && !row.end_sequence)
+            break;
         if (row.end_sequence) {
             /* Past the end only a row at the end address itself (sorted
              * after the end marker, see SEQ_DANGLING) still answers. */

@@ -33,6 +33,18 @@ void line_program_start(struct line_program *p, const struct dwarf_sections *sec
     p->regs.sequence_offset = offset;
 }
 
+void line_program_resume(struct line_program *p, const struct dwarf_sections *secs,
+                         const struct line_header *h, const struct line_row *after,
+                         uint64_t op_index, uint64_t offset)
+{
+    line_program_start(p, secs, h, offset);
+    p->regs = *after;
+    p->regs.discriminator = 0;
+    p->regs.end_sequence = false;
+    p->op_index = h->max_ops_per_insn > 1 ? op_index % h->max_ops_per_insn : 0;
+    p->sequence_started = true;
+}
+
 /* Advances the address by an operation advance (VLIW-aware). */
 static void advance(struct line_program *p, uint64_t operation_advance)
 {

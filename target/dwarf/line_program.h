@@ -42,6 +42,15 @@ struct line_program {
 void line_program_start(struct line_program *p, const struct dwarf_sections *secs,
                         const struct line_header *h, uint64_t offset);
 
+/* Resumes after a row returned earlier (checkpoints): offset is where
+ * decoding stood right after that row, op_index the VLIW register then. */
+void line_program_resume(struct line_program *p, const struct dwarf_sections *secs,
+                         const struct line_header *h, const struct line_row *after,
+                         uint64_t op_index, uint64_t offset);
+
+/* Where decoding stands: the offset in .debug_line of the next opcode. */
+static inline uint64_t line_program_offset(const struct line_program *p) { return p->c.pos; }
+
 /* The next row.  false at the end of the program or on malformed data
  * (line_program_failed tells which).  Always ends: every step reads at
  * least one byte. */
