@@ -1,9 +1,10 @@
 /* Length oracle for the x86 decoder: objdump disassembles whole libraries
  * (64-bit and i386) and streams of random instruction-shaped bytes, and every
  * instruction length it implies (the distance to the next address inside a
- * function) must equal x86_decode's.  Instructions objdump calls "(bad)" or
- * shows as bare prefixes or data are skipped, and so are the few encodings
- * the decoder refuses on purpose (declined_on_purpose).
+ * function) must equal x86_decode's, and so must RIP-relative addressing and
+ * relative branch targets, which displaced execution rewrites.  Instructions
+ * objdump calls "(bad)" or shows as bare prefixes or data are skipped, and so
+ * are the few encodings the decoder refuses on purpose (declined_on_purpose).
  *
  *   build/unit/test_x86_length [FILE...]   only these ELF files, no random code */
 #if defined(__x86_64__) || defined(__i386__)
@@ -175,8 +176,56 @@ static bool declined_on_purpose(const uint8_t *p, unsigned len, bool mode64)
 }
 
 struct tally {
-    unsigned long checked, mismatched, declined, skipped;
+    unsigned long checked, mismatched, declined, skipped, operands_differ;
 };
+
+/* The target objdump prints for a relative branch ("jne 1234 <f+0x8>",
+ * "call 0x1234"), after any prefix words.  False for other instructions and
+ * indirect forms ("jmp *%rax"). */
+static bool objdump_relative_target(const char *text, uint64_t *target)
+{
+    const char *s = text;
+    size_t n;
+    for (;;) {
+        s += strspn(s, " \t");
+        n = strcspn(s, " \t\n");
+        if (n == 0 || !is_prefix_word(s, n))
+            break;
+        s += n;
+    }
+    bool branch = (s[0] == 'j' && n > 1) || strncmp(s, "call", 4) == 0 ||
+                  strncmp(s, "loop", 4) == 0 || strncmp(s, "xbegin", 6) == 0;
+    if (!branch)
+        return false;
+    s += n;
+    s += strspn(s, " \t");
+    char *end;
+    *target = strtoull(s, &end, 16);
+    return end != s && (*end == 0 || *end == ' ' || *end == '\n');
+}
+
+/* What the decoder says about operands that displaced execution relies on,
+ * against objdump's text: RIP-relative addressing and branch targets. */
+static const char *operand_difference(const struct x86_insn *in, const uint8_t *p, uint64_t addr,
+                                      bool mode64, const char *text)
+{
+    if (mode64) {
+        bool objdump_rip = strstr(text, "(%rip)") || strstr(text, "(%eip)");
+        if (objdump_rip != in->rip_relative)
+            return in->rip_relative ? "RIP-relative, objdump disagrees"
+                                    : "not RIP-relative, objdump disagrees";
+    }
+    uint64_t objdump_target;
+    bool objdump_rel = objdump_relative_target(text, &objdump_target);
+    bool rel = in->flow == X86_FLOW_JMP_REL || in->flow == X86_FLOW_JCC_REL ||
+               in->flow == X86_FLOW_CALL_REL || in->flow == X86_FLOW_XBEGIN;
+    if (rel != objdump_rel)
+        return rel ? "relative branch, objdump disagrees"
+                   : "not a relative branch, objdump disagrees";
+    if (rel && !in->opsize_prefix && x86_branch_target(in, p, addr, mode64) != objdump_target)
+        return "branch target differs";
+    return NULL;
+}
 
 static void check_one(const struct image *img, uint64_t addr, uint64_t next, const char *text,
                       struct tally *t)
@@ -233,6 +282,14 @@ static void check_one(const struct image *img, uint64_t addr, uint64_t next, con
                 fprintf(stderr, " %02x", p[k]);
             fprintf(stderr, "  %s", text);
         }
+        return;
+    }
+    const char *why = operand_difference(&in, p, addr, img->mode64, text);
+    if (why && t->operands_differ++ < SHOW_MAX) {
+        fprintf(stderr, "%s at %#llx:", why, (unsigned long long)addr);
+        for (unsigned k = 0; k < want; k++)
+            fprintf(stderr, " %02x", p[k]);
+        fprintf(stderr, "  %s", text);
     }
 }
 
@@ -348,9 +405,10 @@ static bool write_random_code(const char *path, unsigned n_insns, uint64_t seed)
 
 static bool report(const char *name, const struct tally *t)
 {
-    printf("%s: %lu instructions checked, %lu length mismatches, %lu declined, %lu skipped\n",
-           name, t->checked, t->mismatched, t->declined, t->skipped);
-    return !t->mismatched && !t->declined && t->checked >= 1000;
+    printf("%s: %lu instructions checked, %lu length mismatches, %lu declined, "
+           "%lu operand differences, %lu skipped\n",
+           name, t->checked, t->mismatched, t->declined, t->operands_differ, t->skipped);
+    return !t->mismatched && !t->declined && !t->operands_differ && t->checked >= 1000;
 }
 
 int main(int argc, char **argv)
@@ -390,7 +448,8 @@ int main(int argc, char **argv)
         snprintf(path, sizeof(path), "%s/x86_random_code.%d", tmpdir, (int)getpid());
         for (int mode64 = 0; mode64 <= 1; mode64++) {
             struct tally t = {0};
-            bool written = write_random_code(path, 100000, 0x9e3779b97f4a7c15ull + (uint64_t)mode64);
+            uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)mode64;
+            bool written = write_random_code(path, 100000, seed);
             if (!written || !check_file(path, mode64 ? FILE_RAW64 : FILE_RAW32, &t)) {
                 printf("FAIL random code: could not write or disassemble %s\n", path);
                 ok = false;
