@@ -31,7 +31,7 @@ static int test_failures;
 static char test_dir[2048];
 
 /* $MT_TMP when the runner gives one, else a fresh directory under /tmp. */
-static const char *test_tmpdir(void)
+__attribute__((unused)) static const char *test_tmpdir(void)
 {
     if (test_dir[0])
         return test_dir;
@@ -49,7 +49,7 @@ static const char *test_tmpdir(void)
     return test_dir;
 }
 
-static char *test_path(const char *name)
+__attribute__((unused)) static char *test_path(const char *name)
 {
     static char bufs[8][4096];
     static int next;
@@ -60,7 +60,7 @@ static char *test_path(const char *name)
 
 /* Runs a shell command (printf-style); true when it exits 0. */
 __attribute__((format(printf, 1, 2)))
-static bool run(const char *fmt, ...)
+__attribute__((unused)) static bool run(const char *fmt, ...)
 {
     char cmd[8192];
     va_list ap;
