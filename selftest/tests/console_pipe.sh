@@ -56,12 +56,14 @@ expect_status "${vg[1]}" "phase 1"
 # Bad lines: exactly one error line each, nothing else changes.
 bad_lines=("frobnicate" "report -n" "report -n x" "report -s size" "report -f xml"
            "report -q" "report >" "monitor" "monitor -1" "monitor soon" "status now"
-           "clear all" "quit now" "help nosuch" "> file" "report \"unterminated")
+           "clear all" "quit now" "help nosuch" "> file" "report \"unterminated"
+           "report > /nonexistent-dir/report.txt" "report -n 1 > a > b")
 for line in "${bad_lines[@]}"; do
     console_cmd "$line"
     [ "$(wc -l <<< "$CONSOLE_REPLY")" -eq 1 ] && [[ $CONSOLE_REPLY == "error: "* ]] ||
         fail "'$line' answered: $CONSOLE_REPLY"
 done
+[ -e a ] || [ -e b ] && fail "a rejected 'report > a > b' still wrote a file"
 echo "${#bad_lines[@]} bad lines: one error line each"
 expect_status "${vg[1]}" "phase 1, after the bad lines"
 
