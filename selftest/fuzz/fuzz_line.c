@@ -34,6 +34,12 @@ static struct dwarf_span take(const uint8_t **p, size_t *left, size_t n, void **
     return s;
 }
 
+/* Row addresses seen while walking, to look up afterwards: random probes
+ * would almost never land inside a sequence. */
+#define PROBES 32
+static uint64_t probes[PROBES];
+static size_t probe_count;
+
 static void walk_programs(const struct dwarf_sections *secs)
 {
     uint64_t off = 0;
@@ -48,8 +54,10 @@ static void walk_programs(const struct dwarf_sections *secs)
             struct line_row row;
             line_program_start(&p, secs, &h, h.program_offset);
             unsigned rows = 0;
-            while (line_program_next(&p, &row) && rows < 100000)
-                rows++;
+            while (line_program_next(&p, &row) && rows < 100000) {
+                if (rows++ % 97 == 0 && probe_count < PROBES)
+                    probes[probe_count++] = row.address;
+            }
             uint64_t entry;
             if (line_program_find_defined_file(secs, &h, 1, &entry)) {
                 struct cursor c;
@@ -92,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         off = cu.next_offset;
     }
+    probe_count = 0;
     walk_programs(&secs);
     bool needs_str;
     line_section_self_contained(&secs, &needs_str);
@@ -106,6 +115,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     line_index_lookup(idx, probe & 0xffff, &loc);
     line_index_release_debug_str(idx);
     line_index_lookup(idx, (probe >> 16) & 0xfffff, &loc);
+    for (size_t i = 0; i < probe_count; i++) {
+        line_index_lookup(idx, probes[i], &loc);
+        line_index_lookup(idx, probes[i] + 1, &loc);
+    }
     line_index_free(idx);
 
     for (int i = 0; i < 6; i++)
