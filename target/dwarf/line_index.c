@@ -46,7 +46,7 @@ struct line_checkpoint {
 
 struct line_seq {
     uint64_t lo;
-    uint32_t size_flags;      /* size | SEQ_DANGLING */
+    uint32_t size_flags;      /* size | SEQ_DANGLING | SEQ_MONOTONIC */
     uint32_t offset;          /* in .debug_line (refused beyond 4 GiB) */
 };
 
@@ -79,17 +79,15 @@ static uint32_t pool_add(struct line_index *idx, const char *s)
 {
     if (!s)
         return NO_STRING;
-    /* Units of one build share a comp_dir, usually consecutively. */
-    static const size_t none = (size_t)-1;
-    size_t last = none;
+    /* Units of one build share a comp_dir, usually consecutively: compare
+     * with the last string added. */
     if (idx->pool_used > 0) {
-        size_t i = idx->pool_used - 1;
-        while (i > 0 && idx->pool[i - 1] != 0)
-            i--;
-        last = i;
+        size_t last = idx->pool_used - 1;
+        while (last > 0 && idx->pool[last - 1] != 0)
+            last--;
+        if (strcmp(idx->pool + last, s) == 0)
+            return (uint32_t)last;
     }
-    if (last != none && strcmp(idx->pool + last, s) == 0)
-        return (uint32_t)last;
     size_t n = strlen(s) + 1;
     if (idx->pool_used + n > UINT32_MAX - 1)
         return NO_STRING;
@@ -303,6 +301,27 @@ static bool format_uses_debug_str(const struct line_entry_format *f)
     return false;
 }
 
+/* The arrays grew by doubling; the index lives as long as its object. */
+static void shrink_to_fit(struct line_index *idx)
+{
+    if (idx->seq_count) {
+        idx->seqs = xreallocarray(idx->seqs, idx->seq_count, sizeof(*idx->seqs));
+        idx->seq_cap = idx->seq_count;
+    }
+    if (idx->cp_count) {
+        idx->cps = xreallocarray(idx->cps, idx->cp_count, sizeof(*idx->cps));
+        idx->cp_cap = idx->cp_count;
+    }
+    if (idx->unit_count) {
+        idx->units = xreallocarray(idx->units, idx->unit_count, sizeof(*idx->units));
+        idx->unit_cap = idx->unit_count;
+    }
+    if (idx->pool_used) {
+        idx->pool = xrealloc(idx->pool, idx->pool_used);
+        idx->pool_cap = idx->pool_used;
+    }
+}
+
 struct line_index *line_index_build(const struct dwarf_sections *secs)
 {
     struct line_index *idx = xcalloc(1, sizeof(*idx));
@@ -327,6 +346,7 @@ struct line_index *line_index_build(const struct dwarf_sections *secs)
         qsort(idx->seqs, idx->seq_count, sizeof(*idx->seqs), cmp_seq);
     if (idx->cp_count > 1)
         qsort(idx->cps, idx->cp_count, sizeof(*idx->cps), cmp_checkpoint);
+    shrink_to_fit(idx);
     return idx;
 }
 
