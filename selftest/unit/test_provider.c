@@ -108,6 +108,112 @@ static void test_locator(void)
     file_locator_destroy(&loc);
 }
 
+static int attachment_frees;
+static void count_free(void *data)
+{
+    attachment_frees++;
+    free(data);
+}
+
+/* The build-id of a file in the scratch dir, as our reader sees it. */
+static size_t build_id_of(const char *name, uint8_t *id)
+{
+    char err[256];
+    struct elf_file *f = elf_file_open(byte_source_open_file(test_path(name), err, sizeof(err)), err, sizeof(err));
+    size_t n = f ? elf_file_build_id(f, id, ELF_BUILD_ID_MAX) : 0;
+    elf_file_close(f);
+    return n;
+}
+
+static void build_id_path(const uint8_t *id, size_t n, char *out, size_t len)
+{
+    char hex[2 * ELF_BUILD_ID_MAX + 1] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, sizeof(hex) - 2 * i, "%02x", id[i]);
+    snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+}
+
+/* dwz's .gnu_debugaltlink, made by hand with objcopy: prog's debug file
+ * names other.debug (by path and build-id) as its supplementary file. */
+static void test_altlink(void)
+{
+    uint8_t prog_id[ELF_BUILD_ID_MAX], other_id[ELF_BUILD_ID_MAX];
+    size_t pn = build_id_of("prog", prog_id), on = build_id_of("other.debug", other_id);
+    CHECK(pn == 20 && on == 20, "build-ids %zu %zu", pn, on);
+    static const char alt_path[] = "/usr/lib/debug/.dwz/common.debug";
+    uint8_t section[sizeof(alt_path) + ELF_BUILD_ID_MAX];
+    memcpy(section, alt_path, sizeof(alt_path));
+    memcpy(section + sizeof(alt_path), other_id, on);
+    CHECK(write_whole(test_path("altlink.bin"), section, sizeof(alt_path) + on), "write altlink");
+    CHECK(sh("objcopy --add-section .gnu_debugaltlink=altlink.bin prog.debug prog-alt.debug"), "objcopy");
+    /* readelf decodes the link too: the oracle for our parser. */
+    CHECK(run("readelf --debug-dump=links '%s' 2>/dev/null | grep -q '%s'", test_path("prog-alt.debug"), alt_path),
+          "readelf does not see the altlink");
+    {
+        char err[256];
+        struct elf_file *f = elf_file_open(byte_source_open_file(test_path("prog-alt.debug"), err, sizeof(err)),
+                                           err, sizeof(err));
+        const char *p = NULL;
+        uint8_t id[ELF_BUILD_ID_MAX];
+        size_t n = f ? elf_file_debugaltlink(f, &p, id, sizeof(id)) : 0;
+        CHECK(n == on && memcmp(id, other_id, n) == 0 && p && strcmp(p, alt_path) == 0, "altlink parse");
+        elf_file_close(f);
+    }
+    char prog_debug[1024], other_debug[1024], cmd[4096];
+    build_id_path(prog_id, pn, prog_debug, sizeof(prog_debug));
+    build_id_path(other_id, on, other_debug, sizeof(other_debug));
+    snprintf(cmd, sizeof(cmd),
+             "rm -rf sysroot/usr/lib/debug/.build-id && mkdir -p \"$(dirname 'sysroot%s')\" "
+             "sysroot/usr/lib/debug/.dwz && cp prog-alt.debug 'sysroot%s' && cp other.debug sysroot%s",
+             prog_debug, prog_debug, alt_path);
+    CHECK(sh(cmd), "sysroot for altlink");
+
+    struct {
+        const char *setup, *want, *what;
+    } cases[] = {
+        {"true", alt_path, "by path"},
+        {NULL, NULL, "by build-id"}, /* filled below */
+        {"cp noid.debug sysroot/usr/lib/debug/.dwz/common.debug", NULL, "wrong file at the path"},
+    };
+    char by_id_setup[4096];
+    snprintf(by_id_setup, sizeof(by_id_setup),
+             "rm sysroot%s && mkdir -p \"$(dirname 'sysroot%s')\" && cp other.debug 'sysroot%s'", alt_path,
+             other_debug, other_debug);
+    cases[1].setup = by_id_setup;
+    cases[1].want = other_debug;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (i == 2) { /* no copy under the build-id any more */
+            snprintf(cmd, sizeof(cmd), "rm 'sysroot%s' && %s", other_debug, cases[i].setup);
+            CHECK(sh(cmd), "setup %s", cases[i].what);
+        } else {
+            CHECK(sh(cases[i].setup), "setup %s", cases[i].what);
+        }
+        struct file_locator loc;
+        struct debug_object *o = open_in_sysroot("prog", &loc);
+        CHECK(o && debug_object_debug_elf(o), "altlink %s: prog's debug file not found", cases[i].what);
+        struct elf_file *alt = o ? debug_object_alt_elf(o) : NULL;
+        char want[4096] = "";
+        if (cases[i].want)
+            snprintf(want, sizeof(want), "%s%s", sysroot, cases[i].want);
+        if (cases[i].want)
+            CHECK(alt && strcmp(elf_file_name(alt), want) == 0, "altlink %s: got %s", cases[i].what,
+                  alt ? elf_file_name(alt) : "none");
+        else
+            CHECK(alt == NULL, "altlink %s: used %s", cases[i].what, elf_file_name(alt));
+        CHECK(!o || debug_object_alt_elf(o) == alt, "second call differs");
+        if (o) {
+            attachment_frees = 0;
+            debug_object_set_attachment(o, malloc(16), count_free);
+            CHECK(debug_object_attachment(o) != NULL, "attachment lost");
+            debug_object_set_attachment(o, malloc(16), count_free);
+            CHECK(attachment_frees == 1, "replaced attachment not freed");
+        }
+        debug_object_close(o);
+        CHECK(!o || attachment_frees == 2, "attachment not freed on close");
+        file_locator_destroy(&loc);
+    }
+}
+
 int main(void)
 {
     snprintf(sysroot, sizeof(sysroot), "%s/sysroot", test_tmpdir());
@@ -201,5 +307,6 @@ int main(void)
         file_locator_destroy(&loc);
     }
     test_locator();
+    test_altlink();
     return test_finish("test_provider");
 }

@@ -40,6 +40,9 @@ struct elf_file {
     size_t build_id_len;
     char *debuglink;
     uint32_t debuglink_crc;
+    char *altlink;
+    uint8_t altlink_id[MAX_BUILD_ID];
+    size_t altlink_id_len;
     char *interp;
 };
 
@@ -430,6 +433,26 @@ static void load_debuglink(struct elf_file *f)
     free(buf);
 }
 
+static void load_debugaltlink(struct elf_file *f)
+{
+    const struct elf_section *s = elf_file_find_section(f, ".gnu_debugaltlink");
+    if (!s || (s->flags & SHF_COMPRESSED) || s->size < 2 || s->size > MAX_DEBUGLINK_BYTES ||
+        !range_in_file(f, s->offset, s->size))
+        return;
+    int rc;
+    uint8_t *buf = read_alloc(f, s->offset, (size_t)s->size, &rc);
+    if (!buf)
+        return;
+    const uint8_t *nul = memchr(buf, 0, (size_t)s->size);
+    size_t id_len = nul ? (size_t)s->size - (size_t)(nul + 1 - buf) : 0;
+    if (nul && nul != buf && id_len > 0 && id_len <= MAX_BUILD_ID) {
+        f->altlink = xstrdup((const char *)buf);
+        memcpy(f->altlink_id, nul + 1, id_len);
+        f->altlink_id_len = id_len;
+    }
+    free(buf);
+}
+
 static void load_interp(struct elf_file *f)
 {
     for (size_t i = 0; i < f->segment_count; i++) {
@@ -469,6 +492,7 @@ struct elf_file *elf_file_open(struct byte_source *src, char *err, size_t errlen
     }
     load_build_id(f);
     load_debuglink(f);
+    load_debugaltlink(f);
     load_interp(f);
     return f;
 }
@@ -482,6 +506,7 @@ void elf_file_close(struct elf_file *f)
     free(f->sections);
     free(f->shstrtab);
     free(f->debuglink);
+    free(f->altlink);
     free(f->interp);
     free(f);
 }
@@ -683,6 +708,17 @@ bool elf_file_debuglink(const struct elf_file *f, const char **name, uint32_t *c
     if (crc)
         *crc = f->debuglink_crc;
     return true;
+}
+
+size_t elf_file_debugaltlink(const struct elf_file *f, const char **path, uint8_t *id, size_t max)
+{
+    if (!f->altlink)
+        return 0;
+    if (path)
+        *path = f->altlink;
+    if (id && max)
+        memcpy(id, f->altlink_id, f->altlink_id_len < max ? f->altlink_id_len : max);
+    return f->altlink_id_len;
 }
 
 const char *elf_file_interp(const struct elf_file *f) { return f->interp; }

@@ -84,6 +84,10 @@ const char *elf_file_interp(const struct elf_file *f);
 
 /* Build-ids longer than this are cut to it (real ones are 20 bytes). */
 #define ELF_BUILD_ID_MAX 64
+/* .gnu_debugaltlink (written by dwz): the path of the shared supplementary
+ * debug file and its build-id.  Returns the build-id length (0 when there
+ * is no such section or it is malformed); copies at most max bytes. */
+size_t elf_file_debugaltlink(const struct elf_file *f, const char **path, uint8_t *id, size_t max);
 /* Size of the underlying file in bytes. */
 uint64_t elf_file_size(const struct elf_file *f);
 /* The ELF index of a section returned by elf_file_section/find_section

@@ -9,10 +9,15 @@
 #include "shared/xalloc.h"
 
 struct debug_object {
+    struct file_locator *loc;
     char *path;
     struct elf_file *obj;
     struct elf_file *debug;
     struct symtab *symtab;
+    struct elf_file *alt;
+    bool alt_tried;
+    void *attachment;
+    void (*attachment_free)(void *data);
 };
 
 /* A debug file for another build of the object would give wrong names and
@@ -68,6 +73,7 @@ struct debug_object *debug_object_from_elf(struct file_locator *loc, const char 
     if (!obj)
         return NULL;
     struct debug_object *o = xcalloc(1, sizeof(*o));
+    o->loc = loc;
     o->path = xstrdup(path);
     o->obj = obj;
     o->debug = find_debug_file(loc, path, obj);
@@ -91,6 +97,8 @@ void debug_object_close(struct debug_object *o)
 {
     if (!o)
         return;
+    debug_object_set_attachment(o, NULL, NULL);
+    elf_file_close(o->alt);
     symtab_free(o->symtab);
     elf_file_close(o->debug);
     elf_file_close(o->obj);
@@ -122,3 +130,50 @@ const struct symtab *debug_object_symtab(struct debug_object *o)
         o->symtab = symtab_load(o->obj, o->debug);
     return o->symtab;
 }
+
+static struct elf_file *open_alt(struct file_locator *loc, const char *path, const uint8_t *id, size_t id_len)
+{
+    struct byte_source *src = file_locator_open_build_id(loc, id, id_len);
+    if (!src && path[0] == '/')
+        src = file_locator_open_path(loc, path);
+    if (!src)
+        return NULL;
+    char err[256];
+    struct elf_file *alt = elf_file_open(src, err, sizeof(err));
+    if (!alt) {
+        mt_warn("ignoring dwz file: %s", err);
+        return NULL;
+    }
+    uint8_t have[ELF_BUILD_ID_MAX];
+    size_t n = elf_file_build_id(alt, have, sizeof(have));
+    if (n != id_len || memcmp(have, id, n) != 0) {
+        mt_warn("ignoring %s: not the build the .gnu_debugaltlink names", elf_file_name(alt));
+        elf_file_close(alt);
+        return NULL;
+    }
+    return alt;
+}
+
+struct elf_file *debug_object_alt_elf(struct debug_object *o)
+{
+    if (o->alt_tried)
+        return o->alt;
+    o->alt_tried = true;
+    struct elf_file *dwarf = debug_object_dwarf_elf(o);
+    const char *path;
+    uint8_t id[ELF_BUILD_ID_MAX];
+    size_t n = dwarf ? elf_file_debugaltlink(dwarf, &path, id, sizeof(id)) : 0;
+    if (n > 0 && o->loc)
+        o->alt = open_alt(o->loc, path, id, n);
+    return o->alt;
+}
+
+void debug_object_set_attachment(struct debug_object *o, void *data, void (*free_fn)(void *data))
+{
+    if (o->attachment && o->attachment_free)
+        o->attachment_free(o->attachment);
+    o->attachment = data;
+    o->attachment_free = free_fn;
+}
+
+void *debug_object_attachment(const struct debug_object *o) { return o->attachment; }

@@ -34,4 +34,17 @@ struct elf_file *debug_object_dwarf_elf(struct debug_object *o);
 /* Function symbols (loaded on first use; never NULL). */
 const struct symtab *debug_object_symtab(struct debug_object *o);
 
+/* The dwz supplementary file named by .gnu_debugaltlink of the DWARF file
+ * (DW_FORM_GNU_strp_alt / ref_alt point into it), found by its build-id,
+ * else by its absolute path, through the locator given at open (which must
+ * outlive the object).  Opened on first use; NULL when there is none or
+ * its build-id is not the one the link names. */
+struct elf_file *debug_object_alt_elf(struct debug_object *o);
+
+/* One slot for another module's state about this object (its line tables,
+ * say), released by free_fn when the object is closed or the slot is set
+ * again. */
+void debug_object_set_attachment(struct debug_object *o, void *data, void (*free_fn)(void *data));
+void *debug_object_attachment(const struct debug_object *o);
+
 #endif
