@@ -104,6 +104,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t crc;
     if (elf_file_debuglink(f, &name, &crc))
         fuzz_abort_unless(name[0] != '\0');
+    const char *alt_path;
+    if (elf_file_debugaltlink(f, &alt_path, id, sizeof(id)) > 0)
+        fuzz_abort_unless(alt_path[0] != '\0');
     const char *interp = elf_file_interp(f);
     if (interp)
         fuzz_abort_unless(strlen(interp) < size);
