@@ -60,7 +60,7 @@ C
 # port; sets FS_PID and FS_PORT.
 start_fs() {
     local log=$1; shift
-    "$@" >"$log" 2>&1 &
+    "$@" >"$log" 2>&1 3>&- &
     FS_PID=$!
     FS_PORT=
     for _ in $(seq 1 100); do

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A server that stops answering (SIGSTOP) or dies (SIGKILL) mid-session: the
+# target's reads fail within their timeout instead of hanging, and after a new
+# memtrace-fs starts on the same port the provider reconnects, reopens the
+# file and reads it whole again (cmp).  Also: with no avahi-daemon reachable,
+# memtrace-fs says so once and serves anyway (loopback only, no multicast).
+set -u
+. "$(dirname "$0")/fs_common.bash"
+trap 'stop_fs >/dev/null 2>&1; [ -n "${CLIENT:-}" ] && kill "$CLIENT" 2>/dev/null' EXIT
+root=$MT_TMP/sysroot
+make_sysroot "$root"
+out=$MT_TMP/out
+mkdir -p "$out"
+
+# No avahi-daemon: a dbus address where nothing listens.
+DBUS_SYSTEM_BUS_ADDRESS="unix:path=$MT_TMP/no-such-bus" start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -p 0 "$root"
+port=$FS_PORT
+
+mkfifo "$MT_TMP/cmds"
+"$TEST_WIRE" client -c "127.0.0.1:$port" 2000 <"$MT_TMP/cmds" >"$MT_TMP/client.out" 2>"$MT_TMP/client.err" &
+CLIENT=$!
+exec 3>"$MT_TMP/cmds"
+wait_lines() {
+    for _ in $(seq 1 150); do
+        [ "$(wc -l <"$MT_TMP/client.out")" -ge "$1" ] && return 0
+        kill -0 "$CLIENT" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$MT_TMP/client.out" "$MT_TMP/client.err"; fail "client gave no line $1 (hung?)"
+}
+line() { sed -n "$1p" "$MT_TMP/client.out"; }
+
+echo "hold /lib/random.bin" >&3
+echo "readheld $out/r1" >&3
+wait_lines 3
+kill -STOP "$FS_PID"
+start=$SECONDS
+echo "readheld $out/r2" >&3
+wait_lines 4
+took=$((SECONDS - start))
+echo "read from a stopped server: $(line 4) after ${took}s"
+[[ $(line 4) == error* ]] || fail "read from a stopped server did not fail"
+[ "$took" -le 6 ] || fail "read from a stopped server took ${took}s"
+
+kill -KILL "$FS_PID"; wait "$FS_PID" 2>/dev/null; FS_PID=
+echo "readheld $out/r3" >&3
+wait_lines 5
+[[ $(line 5) == error* ]] || fail "read with no server did not fail"
+DBUS_SYSTEM_BUS_ADDRESS="unix:path=$MT_TMP/no-such-bus" start_fs "$MT_TMP/fs2.log" "$MEMTRACE_FS" -p "$port" "$root"
+sleep 1.2
+echo "readheld $out/r4" >&3
+echo "stats" >&3
+wait_lines 7
+exec 3>&-
+wait "$CLIENT"; CLIENT=
+cat "$MT_TMP/client.out" "$MT_TMP/client.err"
+[[ $(line 3) == ok* ]] && cmp "$out/r1" "$root/lib/random.bin" || fail "first read"
+[[ $(line 6) == ok* ]] && cmp "$out/r4" "$root/lib/random.bin" || fail "no read after reconnect"
+[[ $(line 7) == *reconnects=1* ]] || fail "stats: $(line 7)"
+# The client warned once per outage, not once per read.
+[ "$(grep -c warning "$MT_TMP/client.err")" -le 2 ] || fail "too many warnings"
+
+stop_fs || fail "memtrace-fs did not exit cleanly"
+cat "$MT_TMP/fs.log" "$MT_TMP/fs2.log"
+[ "$(grep -c 'no avahi-daemon reachable' "$MT_TMP/fs2.log")" -eq 1 ] ||
+    fail "memtrace-fs should say once that no avahi-daemon is reachable"
+echo "fs_kill: ok"
