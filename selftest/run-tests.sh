@@ -29,16 +29,17 @@ trap 'rm -rf "$tmproot"' EXIT
 passed=0 failed=0 skipped=0
 failures=()
 
+# Is the test named $1 selected?  Every test when no pattern was given.
 matches() {
-    [ $# -le 1 ] && return 0
-    local name=$1; shift
-    for p in "$@"; do [[ $name == *"$p"* ]] && return 0; done
+    local name=$1
+    [ ${#PATTERNS[@]} -eq 0 ] && return 0
+    for p in "${PATTERNS[@]}"; do [[ $name == *"$p"* ]] && return 0; done
     return 1
 }
 
 run_one() {
     local name=$1; shift
-    matches "$name" "${PATTERNS[@]}" || return 0
+    matches "$name" || return 0
     local dir="$tmproot/$name"
     mkdir -p "$dir"
     local start=$SECONDS
@@ -56,7 +57,7 @@ run_one() {
     fi
 }
 
-PATTERNS=(x "$@")
+PATTERNS=("$@")
 for bin in "$MT_BUILD"/unit/test_*; do
     [ -x "$bin" ] || continue
     run_one "unit/$(basename "$bin")" "$ROOT/$bin"
