@@ -1,18 +1,22 @@
 /* ptrace_floor: the cost of one ptrace stop/resume round trip on this machine.
  *
- *   ptrace_floor [STOPS] [regs]
+ *   ptrace_floor [STOPS] [regs|poll]
  *
  * A child hits int3 in a loop; the parent waits for each SIGTRAP and resumes
  * it with PTRACE_CONT.  With "regs" the parent also reads and writes the
- * registers at each stop, as any breakpoint tracer must at least do.
+ * registers at each stop, as any breakpoint tracer must at least do.  With
+ * "poll" it waits the way an event loop does (waitpid WNOHANG, then poll on
+ * a signalfd for SIGCHLD, then read it), to price that style of waiting.
  * Prints the mean microseconds per round trip.  This is the lower bound for
  * what a breakpoint tracer can cost per stop.
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +27,24 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Waits for the next status of pid: blocking, or as an event loop does. */
+static pid_t wait_stop(pid_t pid, int *status, int sfd)
+{
+    if (sfd < 0)
+        return waitpid(pid, status, 0);
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r != 0)
+            return r;
+        struct pollfd p = { .fd = sfd, .events = POLLIN };
+        if (poll(&p, 1, -1) < 0)
+            return -1;
+        struct signalfd_siginfo si;
+        while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+            ;
+    }
 }
 
 static void child(long stops)
@@ -39,6 +61,18 @@ int main(int argc, char **argv)
 {
     long stops = argc > 1 ? atol(argv[1]) : 100000;
     int with_regs = argc > 2 && strcmp(argv[2], "regs") == 0;
+    int sfd = -1;
+    if (argc > 2 && strcmp(argv[2], "poll") == 0) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (sfd < 0) {
+            perror("signalfd");
+            return 1;
+        }
+    }
     if (stops < 1) {
         fprintf(stderr, "ptrace_floor: STOPS must be positive\n");
         return 2;
@@ -64,7 +98,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (;;) {
-        if (waitpid(pid, &status, 0) != pid) {
+        if (wait_stop(pid, &status, sfd) != pid) {
             perror("waitpid");
             return 1;
         }

@@ -74,13 +74,15 @@ MACHINE="$(uname -m), $(nproc) CPUs, ${CPU:-unknown CPU}, Linux $(uname -r)"
 
 # --- floor ---------------------------------------------------------------------
 progress "ptrace floor ($REPS x $FLOOR_STOPS stops)"
-fl=(); flr=()
+fl=(); flr=(); flp=()
 for ((r = 0; r < REPS; r++)); do
     fl+=("$("$BIN/ptrace_floor" "$FLOOR_STOPS")")
     flr+=("$("$BIN/ptrace_floor" "$FLOOR_STOPS" regs)")
+    flp+=("$("$BIN/ptrace_floor" "$FLOOR_STOPS" poll)")
 done
 FLOOR=$(median "${fl[@]}")
 FLOOR_REGS=$(median "${flr[@]}")
+FLOOR_POLL=$(median "${flp[@]}")
 
 # --- per-call overhead ---------------------------------------------------------
 CONFIGS=("1 8" "2 8" "1 32" "2 32")
@@ -257,6 +259,7 @@ echo "medians of $REPS repetitions; allocbench $ITERS rounds per thread (4 calls
 echo
 printf '%-58s %s\n' "ptrace floor (int3 stop + PTRACE_CONT round trip)" "$FLOOR µs"
 printf '%-58s %s\n' "  with GETREGS+SETREGS at each stop (informative)" "$FLOOR_REGS µs"
+printf '%-58s %s\n' "  waiting as an event loop (WNOHANG+signalfd+poll)" "$FLOOR_POLL µs"
 printf '%-58s %s\n' "tool startup over untraced (allocbench 0 rounds)" \
     "memtrace $(calc "$ST_MT / 1000" 0) ms, valgrind $(calc "$ST_VG / 1000" 0) ms, heaptrack $(calc "$ST_HT / 1000" 0) ms"
 echo
@@ -268,7 +271,7 @@ for p in "${PERCALL_ROWS[@]}"; do
     printf '  %-30s %s\n' "" "$h"
 done
 echo
-printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 minus -d 1)" "$UNWIND_WALL µs wall, $UNWIND_CPU µs CPU (31 frames; CPU at -d 1: $UNWIND_CPU_D1 µs/call)"
+printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 minus -d 1)" "$UNWIND_CPU µs CPU for 31 frames (CPU of tracer+program at -d 1: $UNWIND_CPU_D1 µs/call; wall difference $UNWIND_WALL µs is within noise)"
 printf '%-58s %s\n' "report writing / symbolization ($NSTACKS stacks)" "$REPORT_MS ms ($REPORT_PER_STACK µs per stack)"
 echo
 printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads)" "$RSS_AB KiB"
