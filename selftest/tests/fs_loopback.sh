@@ -10,11 +10,16 @@ trap 'stop_fs >/dev/null 2>&1' EXIT
 root=$MT_TMP/sysroot
 make_sysroot "$root"
 
+# valgrind runs the release build: an ASan build (make check) cannot run under it.
 VG=()
+FS_BIN=$MEMTRACE_FS
 if [ -z "${MT_NO_VALGRIND:-}" ] && command -v valgrind >/dev/null; then
     VG=(valgrind -q --error-exitcode=97 --leak-check=full --errors-for-leak-kinds=definite)
+    if nm "$FS_BIN" 2>/dev/null | grep -q __asan_init; then
+        FS_BIN=$MT_ROOT/${MT_RELEASE_BUILD:-build}/memtrace-fs
+    fi
 fi
-start_fs "$MT_TMP/fs.log" "${VG[@]}" "$MEMTRACE_FS" -n -p 0 "$root"
+start_fs "$MT_TMP/fs.log" "${VG[@]}" "$FS_BIN" -n -p 0 "$root"
 echo "memtrace-fs on port $FS_PORT (pid $FS_PID)"
 
 id=$(readelf_build_id "$MT_TMP/prog.full")

@@ -11,8 +11,12 @@
 #include "shared/wire_net.h"
 #include "shared/xalloc.h"
 
-/* Do not make every symbol lookup wait for a host that is gone. */
-#define RETRY_INTERVAL_MS 1000
+/* Do not make every symbol lookup wait for a host that is gone: after a
+ * failure requests fail at once for a while, 1 s doubling up to 30 s. */
+#define RETRY_FIRST_MS 1000
+#define RETRY_MAX_MS 30000
+
+static void back_off(struct remote_conn *c);
 
 static long long now_ms(void)
 {
@@ -41,7 +45,7 @@ static void drop(struct remote_conn *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    c->next_try_ms = now_ms() + RETRY_INTERVAL_MS;
+    back_off(c);
 }
 
 void remote_conn_unref(struct remote_conn *c)
@@ -58,6 +62,17 @@ void remote_conn_unref(struct remote_conn *c)
 }
 
 bool remote_conn_is_up(const struct remote_conn *c) { return c->fd >= 0; }
+
+static void back_off(struct remote_conn *c)
+{
+    long long wait = RETRY_FIRST_MS;
+    for (unsigned i = 0; i < c->failures && wait < RETRY_MAX_MS; i++)
+        wait *= 2;
+    if (wait > RETRY_MAX_MS)
+        wait = RETRY_MAX_MS;
+    c->failures++;
+    c->next_try_ms = now_ms() + wait;
+}
 
 int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
 {
@@ -90,6 +105,7 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
     c->fd = fd;
     c->generation++;
     c->said_down = false;
+    c->failures = 0;
     return 0;
 }
 
@@ -101,7 +117,7 @@ static int ensure_up(struct remote_conn *c)
         return -ENOTCONN;
     char err[256];
     if (remote_conn_open(c, err, sizeof(err)) < 0) {
-        c->next_try_ms = now_ms() + RETRY_INTERVAL_MS;
+        back_off(c);
         if (!c->said_down)
             mt_warn("memtrace-fs %s: %s; going on without it, retrying now and then", c->spec,
                     err);

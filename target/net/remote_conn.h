@@ -19,6 +19,7 @@ struct remote_conn {
     int timeout_ms;
     unsigned generation; /* bumped by every new connection: handles die with it */
     long long next_try_ms;
+    unsigned failures; /* in a row: the retry interval grows with them */
     bool said_down;
     uint8_t *payload;
     uint32_t payload_cap;
