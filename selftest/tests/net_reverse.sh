@@ -45,7 +45,7 @@ wait_lines 6
 "${IN_HOST[@]}" "$MEMTRACE_FS" -c "$ADDR_T:4002" "$root" >"$MT_TMP/fs2.log" 2>&1 3>&- &
 FS=$!
 PIDS+=($FS)
-sleep 1.5
+sleep 3
 echo "readheld $out/reconnected" >&3
 echo "stats" >&3
 wait_lines 8

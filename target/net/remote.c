@@ -90,12 +90,20 @@ static int ensure_handle(struct remote_source *s)
 /* Reads [off, off+len) straight from the server, len <= REMOTE_MAX_CHUNK. */
 static int fetch(struct remote_source *s, uint64_t off, void *buf, uint32_t len)
 {
-    int r = ensure_handle(s);
-    if (r < 0)
-        return r;
     struct remote_conn *c = s->conn;
-    wire_encode_read(&c->out, s->handle, off, len);
-    r = remote_conn_call(c, WIRE_DATA);
+    int r;
+    /* A reset connection is most likely a restarted memtrace-fs: reconnect,
+     * reopen (a new handle) and ask again, once. */
+    for (int attempt = 0;; attempt++) {
+        r = ensure_handle(s);
+        if (r < 0)
+            return r;
+        wire_encode_read(&c->out, s->handle, off, len);
+        r = remote_conn_call(c, WIRE_DATA);
+        if (r < 0 && attempt == 0 && remote_conn_retry_now(c, r))
+            continue;
+        break;
+    }
     if (r < 0)
         return r;
     if (c->msg.length != len || wire_data_unpack(&c->msg, buf, len) < 0)
@@ -207,8 +215,15 @@ static struct byte_source *open_remote(struct remote_provider *p, struct remote_
                                        const char *display)
 {
     s->conn = p->conn;
-    encode_open(p->conn, s);
-    if (remote_conn_call(p->conn, WIRE_OPENED) < 0) {
+    int r;
+    for (int attempt = 0;; attempt++) {
+        encode_open(p->conn, s);
+        r = remote_conn_call(p->conn, WIRE_OPENED);
+        if (r < 0 && attempt == 0 && remote_conn_retry_now(p->conn, r))
+            continue;
+        break;
+    }
+    if (r < 0) {
         free(s->path);
         free(s->link_name);
         free(s);

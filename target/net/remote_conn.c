@@ -15,6 +15,9 @@
  * failure requests fail at once for a while, 1 s doubling up to 30 s. */
 #define RETRY_FIRST_MS 1000
 #define RETRY_MAX_MS 30000
+#define IO_TIMEOUT_MAX_MS 10000
+/* memtrace-fs -c tries again every second: a reconnect waits this long. */
+#define REACCEPT_MS 2500
 
 static void back_off(struct remote_conn *c);
 
@@ -33,6 +36,11 @@ struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout
     c->listen_fd = listen_fd;
     snprintf(c->spec, sizeof(c->spec), "%s", spec);
     c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+    c->first_accept_ms = c->timeout_ms;
+    /* Listening, the caller's timeout is how long to wait for memtrace-fs to
+     * come; a request must not wait that long for a reply. */
+    if (listen_fd >= 0 && c->timeout_ms > IO_TIMEOUT_MAX_MS)
+        c->timeout_ms = IO_TIMEOUT_MAX_MS;
     c->payload_cap = REMOTE_MAX_CHUNK + 1024;
     c->payload = xmalloc(c->payload_cap);
     return c;
@@ -79,7 +87,8 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
     int fd;
     if (c->listen_fd >= 0) {
         char peer[96];
-        fd = wire_accept(c->listen_fd, c->timeout_ms, peer, sizeof(peer));
+        int wait = c->generation == 0 ? c->first_accept_ms : REACCEPT_MS;
+        fd = wire_accept(c->listen_fd, wait, peer, sizeof(peer));
         if (fd < 0) {
             snprintf(err, errlen, "no memtrace-fs connected to %s: %s", c->spec,
                      strerror(errno));
@@ -162,4 +171,12 @@ int remote_conn_call(struct remote_conn *c, uint8_t expect)
     if (type != expect)
         return fail(c, EPROTO, "unexpected reply");
     return 0;
+}
+
+bool remote_conn_retry_now(struct remote_conn *c, int call_result)
+{
+    if (call_result != -ECONNRESET && call_result != -EPIPE)
+        return false;
+    c->next_try_ms = 0;
+    return true;
 }

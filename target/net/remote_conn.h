@@ -16,7 +16,8 @@ struct remote_conn {
     int fd;           /* -1 while disconnected */
     int listen_fd;    /* listen mode: where memtrace-fs connects in; else -1 */
     char spec[272];   /* HOST:PORT or ADDR:PORT, for messages and reconnects */
-    int timeout_ms;
+    int timeout_ms;        /* every send and receive; connect */
+    int first_accept_ms;   /* listen mode: the first wait for memtrace-fs */
     unsigned generation; /* bumped by every new connection: handles die with it */
     long long next_try_ms;
     unsigned failures; /* in a row: the retry interval grows with them */
@@ -41,6 +42,10 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen);
  * (connection kept), -ENOTCONN / -ETIMEDOUT / -EPROTO... when the connection
  * failed (and was dropped). */
 int remote_conn_call(struct remote_conn *c, uint8_t expect);
+/* After a call failed because the peer closed the connection (a restarted
+ * memtrace-fs): lets the next call reconnect at once instead of backing off.
+ * Returns true when that is worth a try (the error was a reset, not a timeout). */
+bool remote_conn_retry_now(struct remote_conn *c, int call_result);
 bool remote_conn_is_up(const struct remote_conn *c);
 
 #endif
