@@ -20,6 +20,9 @@ struct dwarf_sections {
     struct dwarf_span line_str;
     struct dwarf_span str;
     struct dwarf_span str_offsets;
+    struct dwarf_span addr;        /* DWARF 5 .debug_addr (addrx forms) */
+    struct dwarf_span ranges;      /* DWARF 2-4 .debug_ranges */
+    struct dwarf_span rnglists;    /* DWARF 5 .debug_rnglists */
     bool big_endian;
 };
 

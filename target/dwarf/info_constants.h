@@ -58,7 +58,16 @@
 #define DW_AT_low_pc 0x11
 #define DW_AT_high_pc 0x12
 #define DW_AT_comp_dir 0x1b
+#define DW_AT_ranges 0x55
+#define DW_AT_abstract_origin 0x31
+#define DW_AT_specification 0x47
+#define DW_AT_linkage_name 0x6e
+#define DW_AT_MIPS_linkage_name 0x2007
 #define DW_AT_str_offsets_base 0x72
+#define DW_AT_addr_base 0x73
+#define DW_AT_rnglists_base 0x74
+#define DW_AT_GNU_ranges_base 0x2132
+#define DW_AT_GNU_addr_base 0x2133
 #define DW_AT_GNU_dwo_name 0x2130
 
 /* Unit types (7.5.1) */
@@ -71,6 +80,8 @@
 
 /* Tags */
 #define DW_TAG_compile_unit 0x11
+#define DW_TAG_inlined_subroutine 0x1d
+#define DW_TAG_subprogram 0x2e
 #define DW_TAG_partial_unit 0x3c
 #define DW_TAG_skeleton_unit 0x4a
 
@@ -92,6 +103,16 @@
 #define DW_LNE_set_address 0x02
 #define DW_LNE_define_file 0x03
 #define DW_LNE_set_discriminator 0x04
+
+/* Range list entries (7.25) */
+#define DW_RLE_end_of_list 0x00
+#define DW_RLE_base_addressx 0x01
+#define DW_RLE_startx_endx 0x02
+#define DW_RLE_startx_length 0x03
+#define DW_RLE_offset_pair 0x04
+#define DW_RLE_base_address 0x05
+#define DW_RLE_start_end 0x06
+#define DW_RLE_start_length 0x07
 
 #define DW_LNCT_path 0x1
 #define DW_LNCT_directory_index 0x2

@@ -3,10 +3,12 @@
 #include <stdlib.h>
 
 #include "shared/xalloc.h"
+#include "target/dwarf/info_inline.h"
 
 struct line_object {
     struct elf_blob line, line_str, str;
     struct line_index *index;
+    struct inline_index *inlines;   /* NULL unless asked for */
 };
 
 /* Loads a section if present; an absent or unreadable one stays empty. */
@@ -23,7 +25,7 @@ static void load(struct elf_file *f, const char *name, struct elf_blob *blob, st
     span->size = blob->size;
 }
 
-struct line_object *line_object_open(struct elf_file *f)
+struct line_object *line_object_open(struct elf_file *f, bool inline_names)
 {
     struct line_object *o = xcalloc(1, sizeof(*o));
     struct dwarf_sections secs = { .big_endian = elf_file_big_endian(f) };
@@ -37,21 +39,30 @@ struct line_object *line_object_open(struct elf_file *f)
      * their compilation directory themselves, so it is read only for
      * older ones, and dropped as soon as the index is built. */
     bool needs_str;
-    if (line_section_self_contained(&secs, &needs_str)) {
+    if (!inline_names && line_section_self_contained(&secs, &needs_str)) {
         if (needs_str)
             load(f, ".debug_str", &o->str, &secs.str);
         o->index = line_index_build(&secs);
         return o;
     }
-    struct elf_blob info, abbrev, str_offsets;
+    struct elf_blob info, abbrev, str_offsets, addr = { 0 }, ranges = { 0 }, rnglists = { 0 };
     load(f, ".debug_str", &o->str, &secs.str);
     load(f, ".debug_info", &info, &secs.info);
     load(f, ".debug_abbrev", &abbrev, &secs.abbrev);
     load(f, ".debug_str_offsets", &str_offsets, &secs.str_offsets);
     o->index = line_index_build(&secs);
+    if (inline_names && info.data) {
+        load(f, ".debug_addr", &addr, &secs.addr);
+        load(f, ".debug_ranges", &ranges, &secs.ranges);
+        load(f, ".debug_rnglists", &rnglists, &secs.rnglists);
+        o->inlines = inline_index_build(&secs);
+    }
     elf_blob_free(&info);
     elf_blob_free(&abbrev);
     elf_blob_free(&str_offsets);
+    elf_blob_free(&addr);
+    elf_blob_free(&ranges);
+    elf_blob_free(&rnglists);
     /* comp_dir strings were copied into the index; .debug_str stays only
      * when a line table names its files through it. */
     if (line_index_release_debug_str(o->index))
@@ -64,6 +75,7 @@ void line_object_close(struct line_object *o)
     if (!o)
         return;
     line_index_free(o->index);
+    inline_index_free(o->inlines);
     elf_blob_free(&o->line);
     elf_blob_free(&o->line_str);
     elf_blob_free(&o->str);
@@ -77,7 +89,13 @@ bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_
 
 struct line_index *line_object_index(struct line_object *o) { return o->index; }
 
+const char *line_object_inline_name(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest)
+{
+    return o->inlines ? inline_index_lookup(o->inlines, link_vaddr, lowest) : NULL;
+}
+
 size_t line_object_memory(const struct line_object *o)
 {
-    return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index);
+    return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index) +
+           (o->inlines ? inline_index_memory(o->inlines) : 0);
 }

@@ -12,12 +12,19 @@
 
 struct line_object;
 
-/* NULL when f has no readable .debug_line. */
-struct line_object *line_object_open(struct elf_file *f);
+/* NULL when f has no readable .debug_line.  With inline_names, also
+ * indexes the inlined subroutines of .debug_info (line_object_inline_name);
+ * that reads all of .debug_info once, so it costs the section's size in
+ * memory while the index is built.  Without, DWARF 5 objects are indexed
+ * without reading .debug_info at all. */
+struct line_object *line_object_open(struct elf_file *f, bool inline_names);
 void line_object_close(struct line_object *o);
 
 bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out);
 struct line_index *line_object_index(struct line_object *o);
+/* The innermost inlined function at link_vaddr among those starting at or
+ * above lowest (see inline_index_lookup); NULL if none or not indexed. */
+const char *line_object_inline_name(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest);
 /* Heap bytes held: kept sections plus the index. */
 size_t line_object_memory(const struct line_object *o);
 

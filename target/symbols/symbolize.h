@@ -13,8 +13,11 @@
 #include "target/symbols/debug_object.h"
 
 struct sym_info {
-    const char *function;      /* owned by the object's symtab; NULL if unknown */
-    uint64_t function_offset;  /* of the address in the function */
+    /* The innermost inlined function at the address (as addr2line -f
+     * prints), else the symbol containing it; owned by the symbolizer or
+     * the object's symtab (valid while they live); NULL if unknown. */
+    const char *function;
+    uint64_t function_offset;  /* of the address in the symbol; 0 for an inlined function */
     char file[LINE_PATH_MAX];  /* "" when unknown */
     unsigned line;             /* 0 when unknown */
     unsigned discriminator;

@@ -1,0 +1,392 @@
+#include "target/dwarf/info_inline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/xalloc.h"
+#include "target/dwarf/info_abbrev.h"
+#include "target/dwarf/info_constants.h"
+#include "target/dwarf/info_cu.h"
+#include "target/dwarf/info_ranges.h"
+
+struct inline_range {
+    uint64_t lo;
+    uint32_t size;
+    /* Name offset in the pool << 8 | DIE depth (capped at 255): an inlined
+     * call that is all of its caller's body has the caller's range, and
+     * then the deeper one is the innermost. */
+    uint32_t name_depth;
+};
+
+#define NAME_POOL_MAX (UINT32_MAX >> 8)
+
+struct inline_index {
+    struct inline_range *ranges;
+    size_t count, cap;
+    char *pool;
+    size_t pool_used, pool_cap;
+    uint32_t *hash;           /* pool offsets + 1 (0 = empty), for dedupe */
+    size_t hash_cap, names;
+};
+
+/* ---- name pool ------------------------------------------------------ */
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static void rehash(struct inline_index *idx, size_t cap)
+{
+    uint32_t *old = idx->hash;
+    size_t old_cap = idx->hash_cap;
+    idx->hash = xcalloc(cap, sizeof(*idx->hash));
+    idx->hash_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i])
+            continue;
+        size_t j = hash_string(idx->pool + old[i] - 1) & (cap - 1);
+        while (idx->hash[j])
+            j = (j + 1) & (cap - 1);
+        idx->hash[j] = old[i];
+    }
+    free(old);
+}
+
+static bool intern(struct inline_index *idx, const char *s, uint32_t *out)
+{
+    if (idx->hash_cap == 0)
+        rehash(idx, 1024);
+    size_t j = hash_string(s) & (idx->hash_cap - 1);
+    while (idx->hash[j]) {
+        if (strcmp(idx->pool + idx->hash[j] - 1, s) == 0) {
+            *out = idx->hash[j] - 1;
+            return true;
+        }
+        j = (j + 1) & (idx->hash_cap - 1);
+    }
+    size_t n = strlen(s) + 1;
+    if (idx->pool_used + n >= NAME_POOL_MAX)
+        return false;
+    if (idx->pool_used + n > idx->pool_cap) {
+        idx->pool_cap = (idx->pool_used + n) * 2;
+        idx->pool = xrealloc(idx->pool, idx->pool_cap);
+    }
+    memcpy(idx->pool + idx->pool_used, s, n);
+    *out = (uint32_t)idx->pool_used;
+    idx->hash[j] = (uint32_t)idx->pool_used + 1;
+    idx->pool_used += n;
+    idx->names++;
+    if (idx->names * 2 > idx->hash_cap)
+        rehash(idx, idx->hash_cap * 2);
+    return true;
+}
+
+/* ---- walking the DIEs ----------------------------------------------- */
+
+/* A unit being walked. */
+struct unit_walk {
+    const struct dwarf_sections *secs;
+    const struct info_cu *cu;
+    const struct abbrev_table *abbrevs;
+    struct range_unit ru;
+    uint64_t str_offsets_base;
+};
+
+/* The attributes of one DIE that matter here. */
+struct die_attrs {
+    uint64_t tag;
+    struct form_value low_pc, high_pc, ranges;
+    uint64_t ranges_form;
+    const char *name, *linkage_name;
+    uint64_t origin;              /* absolute .debug_info offset, 0 if none */
+    struct form_value base_low_pc;
+    bool has_low, has_high, has_ranges;
+};
+
+/* Reference forms: unit-relative, except ref_addr (section offset). */
+static uint64_t ref_target(const struct unit_walk *w, uint64_t form, const struct form_value *v)
+{
+    switch (form) {
+    case DW_FORM_ref1:
+    case DW_FORM_ref2:
+    case DW_FORM_ref4:
+    case DW_FORM_ref8:
+    case DW_FORM_ref_udata:
+        return w->cu->offset + v->u;
+    case DW_FORM_ref_addr:
+        return v->u;
+    default:
+        return 0;
+    }
+}
+
+/* Reads the DIE at c (after its code was read as entry e). */
+static bool read_die(const struct unit_walk *w, struct cursor *c, const struct abbrev_entry *e,
+                     struct die_attrs *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->tag = e->tag;
+    struct abbrev_spec_iter it;
+    abbrev_specs_begin(&it, w->secs, e);
+    uint64_t attr, form;
+    int64_t ic;
+    while (abbrev_specs_next(&it, &attr, &form, &ic)) {
+        struct form_value v;
+        if (!form_read(c, form, ic, &w->cu->unit, &v))
+            return false;
+        switch (attr) {
+        case DW_AT_low_pc:
+            a->low_pc = v;
+            a->has_low = true;
+            break;
+        case DW_AT_high_pc:
+            a->high_pc = v;
+            a->has_high = true;
+            break;
+        case DW_AT_ranges:
+            a->ranges = v;
+            a->ranges_form = form;
+            a->has_ranges = true;
+            break;
+        case DW_AT_name:
+            a->name = form_string(&v, w->secs, &w->cu->unit, w->str_offsets_base);
+            break;
+        case DW_AT_linkage_name:
+        case DW_AT_MIPS_linkage_name:
+            a->linkage_name = form_string(&v, w->secs, &w->cu->unit, w->str_offsets_base);
+            break;
+        case DW_AT_abstract_origin:
+        case DW_AT_specification:
+            a->origin = ref_target(w, form, &v);
+            break;
+        default:
+            break;
+        }
+    }
+    return cursor_ok(&it.c);
+}
+
+/* The name of the function a subprogram or inlined subroutine stands for: its own, or
+ * its abstract origin's, or that one's declaration's (specification). */
+static const char *origin_name(const struct unit_walk *w, uint64_t offset)
+{
+    for (int hops = 0; hops < 4 && offset; hops++) {
+        /* Only references into the same unit: its abbreviations apply. */
+        if (offset < w->cu->die_offset || offset >= w->cu->next_offset)
+            return NULL;
+        struct cursor c;
+        cursor_init(&c, w->secs->info.data, w->secs->info.size, w->secs->big_endian);
+        c.end = (size_t)w->cu->next_offset;
+        cursor_seek(&c, (size_t)offset);
+        const struct abbrev_entry *e = abbrev_table_find(w->abbrevs, cursor_uleb128(&c));
+        struct die_attrs a;
+        if (!e || !read_die(w, &c, e, &a))
+            return NULL;
+        if (a.linkage_name)
+            return a.linkage_name;
+        if (a.name)
+            return a.name;
+        offset = a.origin;
+    }
+    return NULL;
+}
+
+struct emit_ctx {
+    struct inline_index *idx;
+    uint32_t name;
+    unsigned depth;
+};
+
+static void add_range(void *ctx, uint64_t lo, uint64_t hi)
+{
+    struct emit_ctx *e = ctx;
+    struct inline_index *idx = e->idx;
+    /* Discarded code is relocated to 0 (or to -1/-2 by lld). */
+    if (lo == 0 || hi <= lo || hi - lo > UINT32_MAX || lo >= UINT64_MAX - 1)
+        return;
+    if (idx->count == idx->cap) {
+        idx->cap = idx->cap ? idx->cap * 2 : 256;
+        idx->ranges = xreallocarray(idx->ranges, idx->cap, sizeof(*idx->ranges));
+    }
+    idx->ranges[idx->count++] = (struct inline_range){
+        .lo = lo, .size = (uint32_t)(hi - lo), .name_depth = e->name << 8 | (e->depth > 255 ? 255 : e->depth),
+    };
+}
+
+static void add_function(struct inline_index *idx, const struct unit_walk *w, const struct die_attrs *a,
+                         unsigned depth)
+{
+    if (!a->has_ranges && !(a->has_low && a->has_high))
+        return; /* a declaration, or an abstract instance: no code */
+    const char *name = a->linkage_name ? a->linkage_name : a->name;
+    if (!name)
+        name = origin_name(w, a->origin);
+    struct emit_ctx e = { .idx = idx, .depth = depth };
+    if (!name || !intern(idx, name, &e.name))
+        return;
+    if (a->has_ranges) {
+        range_list_walk(w->secs, &w->ru, a->ranges_form, &a->ranges, 4096, add_range, &e);
+        return;
+    }
+    uint64_t lo, hi;
+    if (!a->has_low || !a->has_high || !range_address(w->secs, &w->ru, &a->low_pc, &lo))
+        return;
+    if (a->high_pc.kind == FORM_KIND_UNSIGNED || a->high_pc.kind == FORM_KIND_SIGNED)
+        hi = lo + a->high_pc.u;            /* DWARF 4+: a length */
+    else if (!range_address(w->secs, &w->ru, &a->high_pc, &hi))
+        return;
+    add_range(&e, lo, hi);
+}
+
+/* The unit DIE's bases, which its other DIEs' addresses need. */
+static void read_unit_bases(const struct dwarf_sections *secs, const struct info_cu *cu, struct unit_walk *w)
+{
+    w->str_offsets_base = cu->unit.offset_size == 8 ? 16 : 8;
+    w->ru.unit = cu->unit;
+    struct cursor c;
+    cursor_init(&c, secs->info.data, secs->info.size, secs->big_endian);
+    c.end = (size_t)cu->next_offset;
+    cursor_seek(&c, (size_t)cu->die_offset);
+    const struct abbrev_entry *e = abbrev_table_find(w->abbrevs, cursor_uleb128(&c));
+    if (!e)
+        return;
+    struct abbrev_spec_iter it;
+    abbrev_specs_begin(&it, secs, e);
+    uint64_t attr, form;
+    int64_t ic;
+    struct form_value low = { .kind = FORM_KIND_NONE };
+    while (abbrev_specs_next(&it, &attr, &form, &ic)) {
+        struct form_value v;
+        if (!form_read(&c, form, ic, &cu->unit, &v))
+            return;
+        if (attr == DW_AT_low_pc)
+            low = v;
+        else if ((attr == DW_AT_addr_base || attr == DW_AT_GNU_addr_base) && v.kind == FORM_KIND_UNSIGNED)
+            w->ru.addr_base = v.u;
+        else if (attr == DW_AT_rnglists_base && v.kind == FORM_KIND_UNSIGNED)
+            w->ru.rnglists_base = v.u;
+        else if (attr == DW_AT_str_offsets_base && v.kind == FORM_KIND_UNSIGNED)
+            w->str_offsets_base = v.u;
+    }
+    range_address(secs, &w->ru, &low, &w->ru.base);
+}
+
+static void index_unit(struct inline_index *idx, const struct dwarf_sections *secs, const struct info_cu *cu,
+                       struct abbrev_table *abbrevs)
+{
+    if (!abbrevs->loaded || abbrevs->offset != cu->abbrev_offset)
+        abbrev_table_load(abbrevs, secs, cu->abbrev_offset);
+    struct unit_walk w = { .secs = secs, .cu = cu, .abbrevs = abbrevs };
+    read_unit_bases(secs, cu, &w);
+
+    struct cursor c;
+    cursor_init(&c, secs->info.data, secs->info.size, secs->big_endian);
+    c.end = (size_t)cu->next_offset;
+    cursor_seek(&c, (size_t)cu->die_offset);
+    /* Every DIE takes at least one byte, so this ends with the unit. */
+    unsigned depth = 0;
+    while (cursor_ok(&c) && !cursor_at_end(&c)) {
+        uint64_t code = cursor_uleb128(&c);
+        if (code == 0) {
+            if (depth > 0)
+                depth--;
+            continue;
+        }
+        const struct abbrev_entry *e = abbrev_table_find(abbrevs, code);
+        struct die_attrs a;
+        if (!e || !read_die(&w, &c, e, &a))
+            return;
+        if (a.tag == DW_TAG_inlined_subroutine || a.tag == DW_TAG_subprogram)
+            add_function(idx, &w, &a, depth);
+        if (e->has_children)
+            depth++;
+    }
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const struct inline_range *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return (x->size < y->size) - (x->size > y->size); /* outer first */
+}
+
+struct inline_index *inline_index_build(const struct dwarf_sections *secs)
+{
+    struct inline_index *idx = xcalloc(1, sizeof(*idx));
+    struct abbrev_table abbrevs = { 0 };
+    uint64_t off = 0;
+    while (off < secs->info.size) {
+        struct info_cu cu;
+        bool ok = info_cu_read(secs, off, &cu);
+        if (ok && cu.tag != 0 && cu.unit_type != DW_UT_type && cu.unit_type != DW_UT_split_type)
+            index_unit(idx, secs, &cu, &abbrevs);
+        if (cu.next_offset <= off)
+            break;
+        off = cu.next_offset;
+    }
+    abbrev_table_free(&abbrevs);
+    free(idx->hash);
+    idx->hash = NULL;
+    idx->hash_cap = 0;
+    if (idx->count > 1)
+        qsort(idx->ranges, idx->count, sizeof(*idx->ranges), cmp_range);
+    if (idx->count) {
+        idx->ranges = xreallocarray(idx->ranges, idx->count, sizeof(*idx->ranges));
+        idx->cap = idx->count;
+    }
+    if (idx->pool_used) {
+        idx->pool = xrealloc(idx->pool, idx->pool_used);
+        idx->pool_cap = idx->pool_used;
+    }
+    return idx;
+}
+
+void inline_index_free(struct inline_index *idx)
+{
+    if (!idx)
+        return;
+    free(idx->ranges);
+    free(idx->pool);
+    free(idx->hash);
+    free(idx);
+}
+
+/* Inlined ranges nest inside their function; looking back this far past
+ * the nearest start below the address is plenty for real code. */
+#define INLINE_LOOKBACK 4096
+
+const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+{
+    size_t l = 0, u = idx->count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (idx->ranges[m].lo <= address)
+            l = m + 1;
+        else
+            u = m;
+    }
+    const struct inline_range *best = NULL;
+    for (size_t i = l, steps = 0; i > 0 && steps < INLINE_LOOKBACK; i--, steps++) {
+        const struct inline_range *r = &idx->ranges[i - 1];
+        if (r->lo < lowest)
+            break;
+        if (address - r->lo >= r->size)
+            continue;
+        if (!best || r->size < best->size ||
+            (r->size == best->size && (r->name_depth & 0xff) > (best->name_depth & 0xff)))
+            best = r;
+    }
+    return best ? idx->pool + (best->name_depth >> 8) : NULL;
+}
+
+size_t inline_index_range_count(const struct inline_index *idx) { return idx->count; }
+
+size_t inline_index_memory(const struct inline_index *idx)
+{
+    return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t);
+}

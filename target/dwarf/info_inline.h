@@ -1,0 +1,31 @@
+/* Which function an address is in, as addr2line -f and eu-addr2line -f
+ * name it from DWARF: the innermost DW_TAG_inlined_subroutine, else the
+ * DW_TAG_subprogram (which also covers .cold parts the symbol table names
+ * separately).  Built once per object by walking every DIE of .debug_info;
+ * afterwards only the ranges (16 bytes each) and their distinct names are
+ * kept, so .debug_info can be dropped. */
+#ifndef MT_DWARF_INFO_INLINE_H
+#define MT_DWARF_INFO_INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target/dwarf/dwarf_sections.h"
+
+struct inline_index;
+
+/* Needs secs->info, abbrev and the string sections, plus addr, ranges and
+ * rnglists when present; none of them afterwards.  Never NULL. */
+struct inline_index *inline_index_build(const struct dwarf_sections *secs);
+void inline_index_free(struct inline_index *idx);
+
+/* The innermost function whose code contains address, among
+ * ranges starting at or above lowest (pass the enclosing function's start,
+ * so that nothing outside it can answer).  Its linkage name when it has
+ * one (as binutils and elfutils print), else DW_AT_name.  NULL if none. */
+const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest);
+
+size_t inline_index_range_count(const struct inline_index *idx);
+size_t inline_index_memory(const struct inline_index *idx);
+
+#endif
