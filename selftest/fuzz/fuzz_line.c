@@ -1,18 +1,22 @@
-/* libFuzzer target for the DWARF line-table reader and the CU DIE reader.
- * Input: either a bare .debug_line section, or "MTLS" + five 16-bit
- * little-endian lengths (.debug_info, .debug_abbrev, .debug_line_str,
- * .debug_str, .debug_str_offsets), those sections, and then .debug_line.
- * Runs the index build, a few lookups and a raw walk of every program.
+/* libFuzzer target for the DWARF line-table reader, the CU DIE reader and
+ * the inlined-function index.  Input: either a bare .debug_line section, or
+ * "MTLS" + five 16-bit little-endian lengths (.debug_info, .debug_abbrev,
+ * .debug_line_str, .debug_str, .debug_str_offsets), or "MTL8" + eight
+ * (those, then .debug_addr, .debug_ranges, .debug_rnglists); the sections
+ * in that order; then .debug_line.  Runs both index builds, lookups and a
+ * raw walk of every line program.
  *
  *   clang -g -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_line.c \
- *     target/dwarf/{cursor,dwarf_sections,info_form,info_cu,line_header,line_program,line_index}.c \
- *     shared/xalloc.c shared/log.c -lz
+ *     target/dwarf/{cursor,dwarf_sections,info_form,info_cu,info_abbrev,info_ranges,info_inline}.c \
+ *     target/dwarf/{line_header,line_program,line_index}.c shared/xalloc.c shared/log.c -lz
+ *   ./a.out -max_len=65536 selftest/fuzz/seeds/line
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "target/dwarf/info_cu.h"
+#include "target/dwarf/info_inline.h"
 #include "target/dwarf/line_header.h"
 #include "target/dwarf/line_index.h"
 #include "target/dwarf/line_program.h"
@@ -75,20 +79,24 @@ static void walk_programs(const struct dwarf_sections *secs)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct dwarf_sections secs = { .big_endian = size > 0 && (data[size - 1] & 1) };
-    void *owned[6] = { 0 };
+    void *owned[9] = { 0 };
     const uint8_t *p = data;
     size_t left = size;
-    if (size >= 14 && memcmp(data, "MTLS", 4) == 0) {
-        size_t len[5];
-        for (int i = 0; i < 5; i++)
+    unsigned nsec = 0;
+    if (size >= 14 && memcmp(data, "MTLS", 4) == 0)
+        nsec = 5;
+    else if (size >= 20 && memcmp(data, "MTL8", 4) == 0)
+        nsec = 8;
+    if (nsec) {
+        struct dwarf_span *order[8] = { &secs.info, &secs.abbrev, &secs.line_str, &secs.str,
+                                        &secs.str_offsets, &secs.addr, &secs.ranges, &secs.rnglists };
+        size_t len[8];
+        for (unsigned i = 0; i < nsec; i++)
             len[i] = (size_t)data[4 + 2 * i] | (size_t)data[5 + 2 * i] << 8;
-        p += 14;
-        left -= 14;
-        secs.info = take(&p, &left, len[0], &owned[0]);
-        secs.abbrev = take(&p, &left, len[1], &owned[1]);
-        secs.line_str = take(&p, &left, len[2], &owned[2]);
-        secs.str = take(&p, &left, len[3], &owned[3]);
-        secs.str_offsets = take(&p, &left, len[4], &owned[4]);
+        p += 4 + 2 * nsec;
+        left -= 4 + 2 * nsec;
+        for (unsigned i = 0; i < nsec; i++)
+            *order[i] = take(&p, &left, len[i], &owned[i < 5 ? i : i + 1]);
         secs.big_endian = false;
     }
     secs.line = take(&p, &left, left, &owned[5]);
@@ -121,7 +129,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     line_index_free(idx);
 
-    for (int i = 0; i < 6; i++)
+    struct inline_index *inl = inline_index_build(&secs);
+    inline_index_lookup(inl, probe, 0);
+    for (size_t i = 0; i < probe_count; i++)
+        inline_index_lookup(inl, probes[i], probes[i] > 64 ? probes[i] - 64 : 0);
+    inline_index_free(inl);
+
+    for (int i = 0; i < 9; i++)
         free(owned[i]);
     return 0;
 }

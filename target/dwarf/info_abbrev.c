@@ -43,8 +43,10 @@ bool abbrev_table_load(struct abbrev_table *t, const struct dwarf_sections *secs
         struct abbrev_spec_iter it = { .c = c };
         uint64_t attr, form;
         int64_t ic;
+        unsigned attrs = 0;
         while (abbrev_specs_next(&it, &attr, &form, &ic))
-            ;
+            if (++attrs > ABBREV_MAX_ATTRS)
+                return false;
         if (!cursor_ok(&it.c))
             return false;
         c = it.c;

@@ -10,6 +10,10 @@
 #include "target/dwarf/cursor.h"
 #include "target/dwarf/dwarf_sections.h"
 
+/* Real abbreviations have a few dozen attributes at most; more is garbage,
+ * and would let zero-width forms make every DIE cost that much. */
+#define ABBREV_MAX_ATTRS 256
+
 struct abbrev_entry {
     uint64_t code;
     uint64_t tag;

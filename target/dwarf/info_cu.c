@@ -7,7 +7,7 @@
 /* Skips the attribute specifications of one abbreviation. */
 static bool skip_attr_specs(struct cursor *c)
 {
-    while (cursor_ok(c)) {
+    for (unsigned n = 0; cursor_ok(c) && n <= 1024; n++) {
         uint64_t attr = cursor_uleb128(c);
         uint64_t form = cursor_uleb128(c);
         if (attr == 0 && form == 0)

@@ -197,6 +197,7 @@ static const char *origin_name(const struct unit_walk *w, uint64_t offset)
 
 struct emit_ctx {
     struct inline_index *idx;
+    uint64_t *range_budget;
     uint32_t name;
     unsigned depth;
 };
@@ -205,6 +206,9 @@ static void add_range(void *ctx, uint64_t lo, uint64_t hi)
 {
     struct emit_ctx *e = ctx;
     struct inline_index *idx = e->idx;
+    if (*e->range_budget == 0)
+        return;
+    (*e->range_budget)--;
     /* Discarded code is relocated to 0 (or to -1/-2 by lld). */
     if (lo == 0 || hi <= lo || hi - lo > UINT32_MAX || lo >= UINT64_MAX - 1)
         return;
@@ -218,18 +222,21 @@ static void add_range(void *ctx, uint64_t lo, uint64_t hi)
 }
 
 static void add_function(struct inline_index *idx, const struct unit_walk *w, const struct die_attrs *a,
-                         unsigned depth)
+                         unsigned depth, uint64_t *range_budget)
 {
+    if (*range_budget == 0)
+        return;
     if (!a->has_ranges && !(a->has_low && a->has_high))
         return; /* a declaration, or an abstract instance: no code */
     const char *name = a->linkage_name ? a->linkage_name : a->name;
     if (!name)
         name = origin_name(w, a->origin);
-    struct emit_ctx e = { .idx = idx, .depth = depth };
+    struct emit_ctx e = { .idx = idx, .depth = depth, .range_budget = range_budget };
     if (!name || !intern(idx, name, &e.name))
         return;
     if (a->has_ranges) {
-        range_list_walk(w->secs, &w->ru, a->ranges_form, &a->ranges, 4096, add_range, &e);
+        unsigned max = *range_budget < 4096 ? (unsigned)*range_budget : 4096;
+        range_list_walk(w->secs, &w->ru, a->ranges_form, &a->ranges, max, add_range, &e);
         return;
     }
     uint64_t lo, hi;
@@ -276,7 +283,7 @@ static void read_unit_bases(const struct dwarf_sections *secs, const struct info
 }
 
 static void index_unit(struct inline_index *idx, const struct dwarf_sections *secs, const struct info_cu *cu,
-                       struct abbrev_table *abbrevs)
+                       struct abbrev_table *abbrevs, uint64_t *range_budget)
 {
     if (!abbrevs->loaded || abbrevs->offset != cu->abbrev_offset)
         abbrev_table_load(abbrevs, secs, cu->abbrev_offset);
@@ -301,7 +308,7 @@ static void index_unit(struct inline_index *idx, const struct dwarf_sections *se
         if (!e || !read_die(&w, &c, e, &a))
             return;
         if (a.tag == DW_TAG_inlined_subroutine || a.tag == DW_TAG_subprogram)
-            add_function(idx, &w, &a, depth);
+            add_function(idx, &w, &a, depth, range_budget);
         if (e->has_children)
             depth++;
     }
@@ -319,12 +326,15 @@ struct inline_index *inline_index_build(const struct dwarf_sections *secs)
 {
     struct inline_index *idx = xcalloc(1, sizeof(*idx));
     struct abbrev_table abbrevs = { 0 };
+    /* Many DIEs may share one long range list: bound the total work by
+     * the input's size (real objects stay far below). */
+    uint64_t range_budget = secs->info.size + 65536;
     uint64_t off = 0;
     while (off < secs->info.size) {
         struct info_cu cu;
         bool ok = info_cu_read(secs, off, &cu);
         if (ok && cu.tag != 0 && cu.unit_type != DW_UT_type && cu.unit_type != DW_UT_split_type)
-            index_unit(idx, secs, &cu, &abbrevs);
+            index_unit(idx, secs, &cu, &abbrevs, &range_budget);
         if (cu.next_offset <= off)
             break;
         off = cu.next_offset;
