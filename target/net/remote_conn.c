@@ -114,6 +114,7 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
     c->fd = fd;
     c->generation++;
     c->said_down = false;
+    c->said_no_reconnect = false;
     c->failures = 0;
     return 0;
 }
@@ -127,9 +128,10 @@ static int ensure_up(struct remote_conn *c)
     char err[256];
     if (remote_conn_open(c, err, sizeof(err)) < 0) {
         back_off(c);
-        if (!c->said_down)
-            mt_warn("memtrace-fs %s: %s; going on without it, retrying now and then", c->spec,
-                    err);
+        if (!c->said_no_reconnect)
+            mt_warn("memtrace-fs %s: cannot reconnect: %s; going on without it, retrying now "
+                    "and then", c->spec, err);
+        c->said_no_reconnect = true;
         c->said_down = true;
         return -ENOTCONN;
     }

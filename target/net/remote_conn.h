@@ -21,7 +21,8 @@ struct remote_conn {
     unsigned generation; /* bumped by every new connection: handles die with it */
     long long next_try_ms;
     unsigned failures; /* in a row: the retry interval grows with them */
-    bool said_down;
+    bool said_down;          /* warned that the connection dropped */
+    bool said_no_reconnect;  /* warned that reconnecting failed */
     uint8_t *payload;
     uint32_t payload_cap;
     struct wire_buf out;
