@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # file:line and function names of memtrace's symbolizer against elfutils'
 # eu-addr2line, on
-# binaries built here (C at -O2 with DWARF 2, 3, 4, 5, compressed -gz, clang
+# binaries built here (C at -O2 with DWARF 2, 3, 4, 5, compressed -gz and
+# legacy .zdebug, clang
 # DWARF 5 with MD5s, C++ templates) and on libc's build-id debug file.
 # Addresses are sampled from each file's own decoded line table
 # (readelf -wL) and at random in .text.  Every address eu-addr2line knows a
@@ -50,6 +51,7 @@ build c_dwarf4 gcc $CFLAGS_C -g -gdwarf-4 $C_SRCS -lelf -lz
 build c_dwarf3 gcc $CFLAGS_C -g -gdwarf-3 $C_SRCS -lelf -lz
 build c_dwarf2 gcc $CFLAGS_C -g -gdwarf-2 $C_SRCS -lelf -lz
 build c_gz gcc $CFLAGS_C -g -gz $C_SRCS -lelf -lz
+build c_zdebug gcc $CFLAGS_C -g -gdwarf-4 -gz=zlib-gnu $C_SRCS -lelf -lz
 # eu-addr2line 0.188 cannot read clang 14's DWARF 5 CU DIEs (addrx,
 # rnglistx); binutils addr2line judges the clang build instead.
 clang_file=

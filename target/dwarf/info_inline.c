@@ -27,6 +27,7 @@ struct inline_index {
     size_t pool_used, pool_cap;
     uint32_t *hash;           /* pool offsets + 1 (0 = empty), for dedupe */
     size_t hash_cap, names;
+    struct abbrev_table abbrevs;  /* of the last unit, while building */
 };
 
 /* ---- name pool ------------------------------------------------------ */
@@ -91,6 +92,7 @@ static bool intern(struct inline_index *idx, const char *s, uint32_t *out)
 struct unit_walk {
     const struct dwarf_sections *secs;
     const struct info_cu *cu;
+    uint64_t span_base;           /* section offset of secs->info's first byte */
     const struct abbrev_table *abbrevs;
     struct range_unit ru;
     uint64_t str_offsets_base;
@@ -118,7 +120,8 @@ static uint64_t ref_target(const struct unit_walk *w, uint64_t form, const struc
     case DW_FORM_ref_udata:
         return w->cu->offset + v->u;
     case DW_FORM_ref_addr:
-        return v->u;
+        /* A section offset: into our span's coordinates (0 if outside). */
+        return v->u >= w->span_base ? v->u - w->span_base : 0;
     default:
         return 0;
     }
@@ -283,11 +286,12 @@ static void read_unit_bases(const struct dwarf_sections *secs, const struct info
 }
 
 static void index_unit(struct inline_index *idx, const struct dwarf_sections *secs, const struct info_cu *cu,
-                       struct abbrev_table *abbrevs, uint64_t *range_budget)
+                       uint64_t span_base, uint64_t *range_budget)
 {
+    struct abbrev_table *abbrevs = &idx->abbrevs;
     if (!abbrevs->loaded || abbrevs->offset != cu->abbrev_offset)
         abbrev_table_load(abbrevs, secs, cu->abbrev_offset);
-    struct unit_walk w = { .secs = secs, .cu = cu, .abbrevs = abbrevs };
+    struct unit_walk w = { .secs = secs, .cu = cu, .abbrevs = abbrevs, .span_base = span_base };
     read_unit_bases(secs, cu, &w);
 
     struct cursor c;
@@ -322,24 +326,27 @@ static int cmp_range(const void *a, const void *b)
     return (x->size < y->size) - (x->size > y->size); /* outer first */
 }
 
-struct inline_index *inline_index_build(const struct dwarf_sections *secs)
+struct inline_index *inline_index_new(void)
 {
-    struct inline_index *idx = xcalloc(1, sizeof(*idx));
-    struct abbrev_table abbrevs = { 0 };
-    /* Many DIEs may share one long range list: bound the total work by
-     * the input's size (real objects stay far below). */
-    uint64_t range_budget = secs->info.size + 65536;
-    uint64_t off = 0;
-    while (off < secs->info.size) {
-        struct info_cu cu;
-        bool ok = info_cu_read(secs, off, &cu);
-        if (ok && cu.tag != 0 && cu.unit_type != DW_UT_type && cu.unit_type != DW_UT_split_type)
-            index_unit(idx, secs, &cu, &abbrevs, &range_budget);
-        if (cu.next_offset <= off)
-            break;
-        off = cu.next_offset;
-    }
-    abbrev_table_free(&abbrevs);
+    return xcalloc(1, sizeof(struct inline_index));
+}
+
+void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections *secs, uint64_t offset,
+                           uint64_t span_base)
+{
+    struct info_cu cu;
+    if (!info_cu_read(secs, offset, &cu) || cu.tag == 0 || cu.unit_type == DW_UT_type ||
+        cu.unit_type == DW_UT_split_type)
+        return;
+    /* Many DIEs may share one long range list: bound the work by the
+     * unit's size (real units stay far below). */
+    uint64_t range_budget = (cu.next_offset - cu.offset) + 4096;
+    index_unit(idx, secs, &cu, span_base, &range_budget);
+}
+
+void inline_index_finish(struct inline_index *idx)
+{
+    abbrev_table_free(&idx->abbrevs);
     free(idx->hash);
     idx->hash = NULL;
     idx->hash_cap = 0;
@@ -353,6 +360,21 @@ struct inline_index *inline_index_build(const struct dwarf_sections *secs)
         idx->pool = xrealloc(idx->pool, idx->pool_used);
         idx->pool_cap = idx->pool_used;
     }
+}
+
+struct inline_index *inline_index_build(const struct dwarf_sections *secs)
+{
+    struct inline_index *idx = inline_index_new();
+    uint64_t off = 0;
+    while (off < secs->info.size) {
+        struct info_cu cu;
+        info_cu_read(secs, off, &cu);
+        inline_index_add_unit(idx, secs, off, 0);
+        if (cu.next_offset <= off)
+            break;
+        off = cu.next_offset;
+    }
+    inline_index_finish(idx);
     return idx;
 }
 
@@ -363,6 +385,7 @@ void inline_index_free(struct inline_index *idx)
     free(idx->ranges);
     free(idx->pool);
     free(idx->hash);
+    abbrev_table_free(&idx->abbrevs);
     free(idx);
 }
 

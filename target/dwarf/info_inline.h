@@ -19,6 +19,14 @@ struct inline_index;
 struct inline_index *inline_index_build(const struct dwarf_sections *secs);
 void inline_index_free(struct inline_index *idx);
 
+/* The same in steps, one unit at a time (info_stream): secs->info holds
+ * the unit at offset, and span_base is the section offset of that span's
+ * first byte (for DW_FORM_ref_addr). */
+struct inline_index *inline_index_new(void);
+void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections *secs, uint64_t offset,
+                           uint64_t span_base);
+void inline_index_finish(struct inline_index *idx);
+
 /* The innermost function whose code contains address, among
  * ranges starting at or above lowest (pass the enclosing function's start,
  * so that nothing outside it can answer).  Its linkage name when it has

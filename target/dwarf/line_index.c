@@ -182,18 +182,12 @@ static int cmp_seq(const void *a, const void *b)
     return (xs > ys) - (xs < ys);
 }
 
-static void collect_units_from_info(struct line_index *idx, const struct dwarf_sections *secs)
+void line_index_add_unit(struct line_index *idx, const struct dwarf_sections *secs, uint64_t offset)
 {
-    uint64_t off = 0;
-    while (off < secs->info.size) {
-        struct info_cu cu;
-        bool ok = info_cu_read(secs, off, &cu);
-        if (ok && cu.has_stmt_list && cu.unit_type != 2 /* DW_UT_type */)
-            add_unit(idx, cu.stmt_list, cu.comp_dir, cu.unit.address_size);
-        if (cu.next_offset <= off)
-            break;
-        off = cu.next_offset;
-    }
+    struct info_cu cu;
+    if (info_cu_read(secs, offset, &cu) && cu.has_stmt_list && cu.unit_type != DW_UT_type &&
+        cu.unit_type != DW_UT_split_type)
+        add_unit(idx, cu.stmt_list, cu.comp_dir, cu.unit.address_size);
 }
 
 /* Without .debug_info (or none of its units readable) the programs are
@@ -322,18 +316,22 @@ static void shrink_to_fit(struct line_index *idx)
     }
 }
 
-struct line_index *line_index_build(const struct dwarf_sections *secs)
+struct line_index *line_index_new(const struct dwarf_sections *secs)
 {
     struct line_index *idx = xcalloc(1, sizeof(*idx));
     idx->secs = *secs;
-    collect_units_from_info(idx, secs);
-    if (idx->unit_count == 0)
-        collect_units_from_line(idx, secs);
+    /* Units come through line_index_add_unit with their own sections. */
     memset(&idx->secs.info, 0, sizeof(idx->secs.info));
     memset(&idx->secs.abbrev, 0, sizeof(idx->secs.abbrev));
     memset(&idx->secs.str_offsets, 0, sizeof(idx->secs.str_offsets));
-    dedupe_units(idx);
+    return idx;
+}
 
+void line_index_finish(struct line_index *idx)
+{
+    if (idx->unit_count == 0)
+        collect_units_from_line(idx, &idx->secs);
+    dedupe_units(idx);
     for (size_t i = 0; i < idx->unit_count; i++) {
         struct line_header h;
         if (line_header_parse(&idx->secs, idx->units[i].line_offset, idx->units[i].address_size, &h)) {
@@ -347,6 +345,21 @@ struct line_index *line_index_build(const struct dwarf_sections *secs)
     if (idx->cp_count > 1)
         qsort(idx->cps, idx->cp_count, sizeof(*idx->cps), cmp_checkpoint);
     shrink_to_fit(idx);
+}
+
+struct line_index *line_index_build(const struct dwarf_sections *secs)
+{
+    struct line_index *idx = line_index_new(secs);
+    uint64_t off = 0;
+    while (off < secs->info.size) {
+        struct info_cu cu;
+        info_cu_read(secs, off, &cu);
+        line_index_add_unit(idx, secs, off);
+        if (cu.next_offset <= off)
+            break;
+        off = cu.next_offset;
+    }
+    line_index_finish(idx);
     return idx;
 }
 

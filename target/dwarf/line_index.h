@@ -32,6 +32,14 @@ struct line_index;
 struct line_index *line_index_build(const struct dwarf_sections *secs);
 void line_index_free(struct line_index *idx);
 
+/* The same in steps, for a caller that reads .debug_info one unit at a
+ * time (info_stream): new() with the sections that stay (line, line_str,
+ * str); add_unit() for each unit, with secs whose info span holds it at
+ * offset (and abbrev, str, str_offsets, line_str for its DIE); finish(). */
+struct line_index *line_index_new(const struct dwarf_sections *secs);
+void line_index_add_unit(struct line_index *idx, const struct dwarf_sections *secs, uint64_t offset);
+void line_index_finish(struct line_index *idx);
+
 /* True when every line program in secs->line is DWARF 5: their directory 0
  * is the compilation directory, so the index needs no .debug_info (and
  * line_index_build without it gives the same names).  *needs_str tells

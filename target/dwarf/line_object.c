@@ -4,6 +4,7 @@
 
 #include "shared/xalloc.h"
 #include "target/dwarf/info_inline.h"
+#include "target/dwarf/info_stream.h"
 
 struct line_object {
     struct elf_blob line, line_str, str;
@@ -25,6 +26,48 @@ static void load(struct elf_file *f, const char *name, struct elf_blob *blob, st
     span->size = blob->size;
 }
 
+/* Walks .debug_info one unit at a time (info_stream), feeding the line
+ * index (comp_dir) and the function index: only one unit is in memory. */
+static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_sections *secs, bool inline_names)
+{
+    struct elf_blob abbrev, str_offsets, addr = { 0 }, ranges = { 0 }, rnglists = { 0 };
+    load(f, ".debug_str", &o->str, &secs->str);
+    load(f, ".debug_abbrev", &abbrev, &secs->abbrev);
+    load(f, ".debug_str_offsets", &str_offsets, &secs->str_offsets);
+    if (inline_names) {
+        load(f, ".debug_addr", &addr, &secs->addr);
+        load(f, ".debug_ranges", &ranges, &secs->ranges);
+        load(f, ".debug_rnglists", &rnglists, &secs->rnglists);
+        o->inlines = inline_index_new();
+    }
+    o->index = line_index_new(secs);
+    struct info_stream *units = info_stream_open(f);
+    const uint8_t *data;
+    size_t size;
+    uint64_t offset;
+    while (units && info_stream_next(units, &data, &size, &offset)) {
+        struct dwarf_sections unit = *secs;
+        unit.info.data = data;
+        unit.info.size = size;
+        line_index_add_unit(o->index, &unit, 0);
+        if (o->inlines)
+            inline_index_add_unit(o->inlines, &unit, 0, offset);
+    }
+    info_stream_close(units);
+    line_index_finish(o->index);
+    if (o->inlines)
+        inline_index_finish(o->inlines);
+    elf_blob_free(&abbrev);
+    elf_blob_free(&str_offsets);
+    elf_blob_free(&addr);
+    elf_blob_free(&ranges);
+    elf_blob_free(&rnglists);
+    /* comp_dir strings and names were copied into the indexes; .debug_str
+     * stays only when a line table names its files through it. */
+    if (line_index_release_debug_str(o->index))
+        elf_blob_free(&o->str);
+}
+
 struct line_object *line_object_open(struct elf_file *f, bool inline_names)
 {
     struct line_object *o = xcalloc(1, sizeof(*o));
@@ -35,9 +78,8 @@ struct line_object *line_object_open(struct elf_file *f, bool inline_names)
         return NULL;
     }
     load(f, ".debug_line_str", &o->line_str, &secs.line_str);
-    /* .debug_info is by far the largest section; DWARF 5 line tables name
-     * their compilation directory themselves, so it is read only for
-     * older ones, and dropped as soon as the index is built. */
+    /* DWARF 5 line tables name their compilation directory themselves, so
+     * without function names .debug_info is not read at all. */
     bool needs_str;
     if (!inline_names && line_section_self_contained(&secs, &needs_str)) {
         if (needs_str)
@@ -45,28 +87,7 @@ struct line_object *line_object_open(struct elf_file *f, bool inline_names)
         o->index = line_index_build(&secs);
         return o;
     }
-    struct elf_blob info, abbrev, str_offsets, addr = { 0 }, ranges = { 0 }, rnglists = { 0 };
-    load(f, ".debug_str", &o->str, &secs.str);
-    load(f, ".debug_info", &info, &secs.info);
-    load(f, ".debug_abbrev", &abbrev, &secs.abbrev);
-    load(f, ".debug_str_offsets", &str_offsets, &secs.str_offsets);
-    o->index = line_index_build(&secs);
-    if (inline_names && info.data) {
-        load(f, ".debug_addr", &addr, &secs.addr);
-        load(f, ".debug_ranges", &ranges, &secs.ranges);
-        load(f, ".debug_rnglists", &rnglists, &secs.rnglists);
-        o->inlines = inline_index_build(&secs);
-    }
-    elf_blob_free(&info);
-    elf_blob_free(&abbrev);
-    elf_blob_free(&str_offsets);
-    elf_blob_free(&addr);
-    elf_blob_free(&ranges);
-    elf_blob_free(&rnglists);
-    /* comp_dir strings were copied into the index; .debug_str stays only
-     * when a line table names its files through it. */
-    if (line_index_release_debug_str(o->index))
-        elf_blob_free(&o->str);
+    index_units(o, f, &secs, inline_names);
     return o;
 }
 

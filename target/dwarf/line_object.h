@@ -1,6 +1,7 @@
-/* The line index of one ELF file: loads the sections it needs through
- * elf_file, builds the index, and drops what lookups do not need
- * (.debug_info and .debug_abbrev go once the index is built). */
+/* The line index (and function index) of one ELF file: loads the
+ * sections it needs through elf_file, reads .debug_info one unit at a time,
+ * and keeps only what lookups need (.debug_line, .debug_line_str, the
+ * indexes). */
 #ifndef MT_DWARF_LINE_OBJECT_H
 #define MT_DWARF_LINE_OBJECT_H
 
@@ -13,10 +14,9 @@
 struct line_object;
 
 /* NULL when f has no readable .debug_line.  With inline_names, also
- * indexes the inlined subroutines of .debug_info (line_object_inline_name);
- * that reads all of .debug_info once, so it costs the section's size in
- * memory while the index is built.  Without, DWARF 5 objects are indexed
- * without reading .debug_info at all. */
+ * indexes the functions of .debug_info (line_object_inline_name); that
+ * walks all of .debug_info once, one unit at a time.  Without, DWARF 5
+ * objects are indexed without reading .debug_info at all. */
 struct line_object *line_object_open(struct elf_file *f, bool inline_names);
 void line_object_close(struct line_object *o);
 
