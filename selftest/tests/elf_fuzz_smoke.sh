@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The ELF fuzz target still builds with libFuzzer, runs every seed cleanly
-# and survives a short round of fuzzing under ASan and UBSan.  (Long runs
-# are `make fuzz`.)
+# The ELF and demangler fuzz targets still build with libFuzzer, run every
+# seed cleanly and survive a short round of fuzzing under ASan and UBSan.
+# (Long runs are `make fuzz`.)
 set -u
 cd "$MT_ROOT"
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
@@ -21,4 +21,13 @@ mkdir -p "$MT_TMP/corpus"
 cp selftest/fuzz/seeds/elf/* "$MT_TMP/corpus/"
 "$bin" -max_total_time=${ELF_FUZZ_SECONDS:-15} -max_len=65536 -timeout=10 -rss_limit_mb=1024 \
     -artifact_prefix="$MT_TMP/" "$MT_TMP/corpus" 2>&1 | tail -n 5
+[ "${PIPESTATUS[0]}" -eq 0 ] || exit 1
+
+dbin=$MT_TMP/fuzz_demangle
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
+    selftest/fuzz/fuzz_demangle.c target/symbols/demangle.c shared/xalloc.c -o "$dbin" || exit 1
+mkdir -p "$MT_TMP/dcorpus"
+cp selftest/fuzz/seeds/demangle/* "$MT_TMP/dcorpus/"
+"$dbin" -max_total_time=${ELF_FUZZ_SECONDS:-10} -max_len=512 -timeout=10 \
+    -artifact_prefix="$MT_TMP/d-" "$MT_TMP/dcorpus" 2>&1 | tail -n 3
 exit "${PIPESTATUS[0]}"
