@@ -90,7 +90,7 @@ int lookup_debuglink(const struct sysroot_set *s, const char *obj_path, const ch
                 err = worse(err, fd);
                 continue;
             }
-            uint32_t got;
+            uint32_t got = ~crc; /* only a computed CRC may match */
             if (file_crc32(fd, &got) == 0 && got == crc)
                 return fd;
             close(fd);

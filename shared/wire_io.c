@@ -139,7 +139,7 @@ int wire_handshake(int fd, const char *my_name, char *peer_name, size_t peer_len
         return -1;
     }
     if (msg.version != WIRE_VERSION) {
-        snprintf(err, errlen, "peer speaks protocol version %u, we speak %u", msg.version,
+        snprintf(err, errlen, "peer speaks protocol version %u, we speak %d", msg.version,
                  WIRE_VERSION);
         return -1;
     }
