@@ -38,11 +38,12 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info
 /* Heap bytes held for line lookups (sections kept + index). */
 size_t symbolizer_memory(const struct symbolizer *s);
 
-/* The same without managing a symbolizer: the line index of each object is
+/* The same without managing a symbolizer: the indexes of each object are
  * kept in a small cache keyed by the object and the build-id (and path) of
  * its DWARF file, so a debug_object freed and another allocated at the same
  * address can never be answered from the old one's tables.  0 when a
- * function or a line was found, -ENOENT when neither. */
+ * function or a line was found, -ENOENT when neither.  out->function may
+ * point into that cache: copy it before symbolizing another object. */
 int debug_object_symbolize(struct debug_object *obj, uint64_t link_vaddr, struct sym_info *out);
 /* Drops what debug_object_symbolize cached for obj (call before closing it
  * to give the memory back at once; not required for correctness). */
