@@ -133,6 +133,21 @@ path /usr/bin/prog $out/prog2
 CMDS
 grep -q '^ok' "$MT_TMP/client2.out" || fail "server does not serve after garbage"
 
+# Many targets at once: 8 clients in parallel, each reading two big files.
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+    printf 'path /lib/libbig.so %s\npath /lib/random.bin %s\n' "$out/par$i.a" "$out/par$i.b" |
+        "$TEST_WIRE" client -c "127.0.0.1:$FS_PORT" 20000 >"$MT_TMP/par$i.out" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "parallel client failed"; done
+for i in 1 2 3 4 5 6 7 8; do
+    [ "$(grep -c '^ok' "$MT_TMP/par$i.out")" -eq 2 ] || { cat "$MT_TMP/par$i.out"; fail "parallel client $i"; }
+    cmp "$out/par$i.a" "$root/lib/libbig.so" && cmp "$out/par$i.b" "$root/lib/random.bin" ||
+        fail "parallel client $i: bytes differ"
+done
+echo "8 parallel clients: ok"
+
 stop_fs
 rc=$?
 cat "$MT_TMP/fs.log"
