@@ -13,7 +13,8 @@
 #include "target/net/remote_conn.h"
 
 /* Each source caches a few blocks: ELF and DWARF readers come back to the
- * same headers and tables again and again.  Bounded: 4 x 64 KiB per file. */
+ * same headers and tables again and again.  Bounded: 4 x 64 KiB per file, and
+ * REMOTE_CACHE_BUDGET blocks per provider (past it, one block per open file). */
 #define BLOCK_SIZE (64u * 1024u)
 #define CACHE_BLOCKS 4
 
@@ -112,23 +113,44 @@ static int fetch(struct remote_source *s, uint64_t off, void *buf, uint32_t len)
     return 0;
 }
 
+/* The slot to fill next: an empty allocated one, else a new one while the
+ * provider's budget allows, else this file's least recently used one. */
+static struct cache_block *pick_victim(struct remote_source *s)
+{
+    struct cache_block *unallocated = NULL, *lru = NULL;
+    for (int i = 0; i < CACHE_BLOCKS; i++) {
+        struct cache_block *b = &s->cache[i];
+        if (!b->data) {
+            if (!unallocated)
+                unallocated = b;
+            continue;
+        }
+        if (!b->valid)
+            return b;
+        if (!lru || b->last_use < lru->last_use)
+            lru = b;
+    }
+    if (unallocated && (!lru || s->conn->cache_blocks < REMOTE_CACHE_BUDGET)) {
+        unallocated->data = xmalloc(BLOCK_SIZE);
+        s->conn->cache_blocks++;
+        return unallocated;
+    }
+    return lru;
+}
+
 static struct cache_block *get_block(struct remote_source *s, uint64_t index, int *err)
 {
-    struct cache_block *victim = &s->cache[0];
     for (int i = 0; i < CACHE_BLOCKS; i++) {
         struct cache_block *b = &s->cache[i];
         if (b->valid && b->index == index) {
             b->last_use = ++s->tick;
             return b;
         }
-        if (!b->valid || (victim->valid && b->last_use < victim->last_use))
-            victim = b;
     }
+    struct cache_block *victim = pick_victim(s);
     uint64_t off = index * BLOCK_SIZE;
     uint64_t left = s->base.size - off;
     uint32_t len = left < BLOCK_SIZE ? (uint32_t)left : BLOCK_SIZE;
-    if (!victim->data)
-        victim->data = xmalloc(BLOCK_SIZE);
     victim->valid = false;
     *err = fetch(s, off, victim->data, len);
     if (*err < 0)
@@ -186,8 +208,11 @@ static void remote_source_close(struct byte_source *src)
         wire_encode_close(&c->out, s->handle);
         remote_conn_call(c, WIRE_CLOSED);
     }
-    for (int i = 0; i < CACHE_BLOCKS; i++)
+    for (int i = 0; i < CACHE_BLOCKS; i++) {
+        if (s->cache[i].data)
+            c->cache_blocks--;
         free(s->cache[i].data);
+    }
     remote_conn_unref(c);
     free(s->path);
     free(s->link_name);

@@ -28,7 +28,12 @@ struct remote_conn {
     struct wire_buf out;
     struct wire_msg msg; /* the last reply */
     struct remote_stats stats;
+    unsigned cache_blocks; /* allocated by all the sources of this connection */
 };
+
+/* At most this many 64 KiB cache blocks per provider (2 MiB), except that
+ * every open file may keep one. */
+#define REMOTE_CACHE_BUDGET 32
 
 /* Replies carry at most this many file bytes (and so the buffer is small). */
 #define REMOTE_MAX_CHUNK (256u * 1024u)
