@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "host-fs/allow.h"
 #include "host-fs/lookup.h"
 #include "shared/wire_net.h"
 #include "host-fs/publish.h"
@@ -41,6 +42,7 @@ struct options {
     const char *name;
     bool no_mdns;
     bool quiet;
+    struct allow_list allow;
 };
 
 static void usage(FILE *f)
@@ -53,6 +55,8 @@ static void usage(FILE *f)
             "  -n, --no-mdns               do not publish with DNS-SD\n"
             "  -N, --name NAME             DNS-SD instance name\n"
             "                              (default \"memtrace-fs on HOSTNAME\")\n"
+            "  -a, --allow CIDR            serve only clients in CIDR (repeatable;\n"
+            "                              e.g. 169.254.0.0/16, fe80::/10)\n"
             "  -q, --quiet                 only warnings and errors\n"
             "  -h, --help                  this text\n"
             "  -V, --version               version\n",
@@ -126,13 +130,21 @@ static void start_client(const struct session_config *cfg, int fd, const char *p
     pthread_attr_destroy(&attr);
 }
 
-static int serve_listening(const struct session_config *cfg, int lfd)
+static int serve_listening(const struct session_config *cfg, int lfd,
+                           const struct allow_list *allow)
 {
     while (!stopping) {
         char peer[96];
-        int fd = wire_accept(lfd, 500, peer, sizeof(peer));
-        if (fd >= 0)
-            start_client(cfg, fd, peer);
+        struct sockaddr_storage ss;
+        int fd = wire_accept(lfd, 500, peer, sizeof(peer), &ss);
+        if (fd < 0)
+            continue;
+        if (!allow_match(allow, &ss)) {
+            mt_warn("%s: refused: not in --allow", peer);
+            close(fd);
+            continue;
+        }
+        start_client(cfg, fd, peer);
     }
     return 0;
 }
@@ -182,18 +194,25 @@ int main(int argc, char **argv)
         { "connect", required_argument, NULL, 'c' },
         { "no-mdns", no_argument, NULL, 'n' },
         { "name", required_argument, NULL, 'N' },
+        { "allow", required_argument, NULL, 'a' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
-    while ((c = getopt_long(argc, argv, "+p:c:nN:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:c:nN:a:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'p': o.port = optarg; break;
         case 'c': o.connect = optarg; break;
         case 'n': o.no_mdns = true; break;
         case 'N': o.name = optarg; break;
+        case 'a':
+            if (allow_add(&o.allow, optarg) < 0) {
+                mt_error("bad --allow: %s (CIDR expected, at most %d)", optarg, ALLOW_MAX);
+                return 2;
+            }
+            break;
         case 'q': o.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("memtrace-fs %s (protocol %d)\n", MTFS_VERSION, WIRE_VERSION); return 0;
@@ -254,7 +273,7 @@ int main(int argc, char **argv)
             if (!pub)
                 mt_warn("cannot start the DNS-SD publisher; serving anyway");
         }
-        rc = serve_listening(&cfg, lfd);
+        rc = serve_listening(&cfg, lfd, &o.allow);
         publisher_stop(pub);
         close(lfd);
     }

@@ -159,7 +159,8 @@ int wire_listen(const char *addr, uint16_t port, char *err, size_t errlen)
     return fd;
 }
 
-int wire_accept(int lfd, int timeout_ms, char *peer, size_t peerlen)
+int wire_accept(int lfd, int timeout_ms, char *peer, size_t peerlen,
+                struct sockaddr_storage *addr)
 {
     struct pollfd pfd = { .fd = lfd, .events = POLLIN };
     int n;
@@ -178,6 +179,8 @@ int wire_accept(int lfd, int timeout_ms, char *peer, size_t peerlen)
     tune(fd);
     if (peer)
         wire_format_addr((struct sockaddr *)&ss, sl, peer, peerlen);
+    if (addr)
+        *addr = ss;
     return fd;
 }
 

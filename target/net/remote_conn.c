@@ -88,7 +88,7 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
     if (c->listen_fd >= 0) {
         char peer[96];
         int wait = c->generation == 0 ? c->first_accept_ms : REACCEPT_MS;
-        fd = wire_accept(c->listen_fd, wait, peer, sizeof(peer));
+        fd = wire_accept(c->listen_fd, wait, peer, sizeof(peer), NULL);
         if (fd < 0) {
             snprintf(err, errlen, "no memtrace-fs connected to %s: %s", c->spec,
                      strerror(errno));
