@@ -329,6 +329,60 @@ static int parse_unqualified(struct demangler *d, int last_name, struct name_inf
     return id;
 }
 
+/* The expressions compilers put in template arguments of library code
+ * (enable_if<!is_array<T>::value>, _Index_tuple<Indexes...>): template
+ * parameters, literals, pack expansions, "!" and unresolved names, printed
+ * as c++filt does.  Anything else fails the whole name. */
+static int parse_template_arg(struct demangler *d);
+static int parse_template_args(struct demangler *d, int name, bool tag);
+static int parse_template_param(struct demangler *d);
+static int parse_prefix_components(struct demangler *d, struct name_info *info, bool tag, bool subst);
+
+static int parse_expression(struct demangler *d)
+{
+    if (++d->depth > MAX_DEPTH || d->failed)
+        return fail(d), -1;
+    int id = -1;
+    char c = peek(d, 0);
+    if (c == 'L') {
+        id = parse_template_arg(d);
+    } else if (c == 'T') {
+        id = parse_template_param(d);
+    } else if (eat(d, "sp")) {
+        id = pair_node(d, K_EXPAND, NULL, parse_expression(d), -1);
+    } else if (eat(d, "nt")) {
+        int operand = parse_expression(d);
+        if (operand >= 0 && d->nodes[operand].kind != K_STR && d->nodes[operand].kind != K_NESTED &&
+            d->nodes[operand].kind != K_TEMPLATE) {
+            operand = pair_node(d, K_PREFIXED, "(", operand, -1);
+            operand = pair_node(d, K_SUFFIXED, ")", operand, -1);
+        }
+        id = pair_node(d, K_PREFIXED, "!", operand, -1);
+    } else if (eat(d, "sr")) {
+        /* sr <type> <name> [args], or (clang) sr <prefix levels> E <name> */
+        struct name_info info = {0};
+        int scope = is_digit(peek(d, 0)) ? parse_prefix_components(d, &info, false, false) : parse_type(d);
+        int name = parse_source_name(d);
+        if (name >= 0 && peek(d, 0) == 'I')
+            name = parse_template_args(d, name, false);
+        if (scope >= 0 && name >= 0) {
+            id = new_node(d, K_NESTED);
+            if (id >= 0) {
+                d->nodes[id].a = scope;
+                d->nodes[id].b = name;
+            }
+        }
+    } else if (is_digit(c)) {
+        id = parse_source_name(d);
+        if (id >= 0 && peek(d, 0) == 'I')
+            id = parse_template_args(d, id, false);
+    } else {
+        fail(d);
+    }
+    d->depth--;
+    return d->failed ? -1 : id;
+}
+
 /* <template-arg>: a type, a literal or a pack. */
 static int parse_template_arg(struct demangler *d)
 {
@@ -388,8 +442,12 @@ static int parse_template_arg(struct demangler *d)
         d->nodes[id].text = ""; /* joined without "::" */
         return id;
     }
-    if (peek(d, 0) == 'X')
-        return fail(d), -1; /* expressions: not handled */
+    if (eat(d, "X")) {
+        int e = parse_expression(d);
+        if (e < 0 || !eat(d, "E"))
+            return fail(d), -1;
+        return e;
+    }
     return parse_type(d);
 }
 
@@ -500,6 +558,8 @@ static const char *parse_cv(struct demangler *d)
 }
 
 /* <nested-name> ::= N [CV] [ref] <prefix> <unqualified-name> E */
+static int parse_prefix_components(struct demangler *d, struct name_info *info, bool tag, bool subst);
+
 static int parse_nested(struct demangler *d, struct name_info *info, bool tag)
 {
     if (!eat(d, "N"))
@@ -509,6 +569,14 @@ static int parse_nested(struct demangler *d, struct name_info *info, bool tag)
         info->ref = " &";
     else if (eat(d, "O"))
         info->ref = " &&";
+    return parse_prefix_components(d, info, tag, true);
+}
+
+/* The components of a nested name up to and including its 'E'; every
+ * prefix but the whole is a substitution candidate (none at all without
+ * subst: the scope of an unresolved name, as c++filt counts). */
+static int parse_prefix_components(struct demangler *d, struct name_info *info, bool tag, bool subst)
+{
     int so_far = -1, last_name = -1;
     while (!eat(d, "E")) {
         if (d->p >= d->end || d->failed)
@@ -543,7 +611,8 @@ static int parse_nested(struct demangler *d, struct name_info *info, bool tag)
                 return fail(d), -1;
             so_far = parse_template_args(d, so_far, tag);
             info->ends_with_template_args = true;
-            add_sub(d, so_far);
+            if (subst)
+                add_sub(d, so_far);
             continue;
         } else if (peek(d, 0) == 'D' && (peek(d, 1) == 't' || peek(d, 1) == 'T')) {
             return fail(d), -1;
@@ -566,13 +635,13 @@ static int parse_nested(struct demangler *d, struct name_info *info, bool tag)
             d->nodes[id].b = comp;
             so_far = id;
         }
-        if (!is_sub)
+        if (!is_sub && subst)
             add_sub(d, so_far);
     }
     if (so_far < 0 || d->failed)
         return fail(d), -1;
     /* The whole name is a candidate only as a type; the caller adds it. */
-    if (d->sub_count > 0 && d->subs[d->sub_count - 1] == so_far)
+    if (subst && d->sub_count > 0 && d->subs[d->sub_count - 1] == so_far)
         d->sub_count--;
     return so_far;
 }
