@@ -324,7 +324,10 @@ int main(void)
          true},
         {"mips32-be.o", "clang --target=mips-linux-gnu -g -c -o %s %s", false},
     };
+    bool have_lld = have_tool("ld.lld");
     for (size_t i = 0; i < sizeof(builds) / sizeof(builds[0]); i++) {
+        if (strstr(builds[i].cmd, "lld") && !have_lld)
+            continue;
         const char *out = test_path(builds[i].name);
         const char *input = strstr(builds[i].name, ".so") ? lib : src;
         char cmd[1024];

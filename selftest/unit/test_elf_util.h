@@ -73,6 +73,18 @@ __attribute__((unused)) static bool run(const char *fmt, ...)
     return rc == 0;
 }
 
+/* Whether a tool is on PATH.  Tools that selftest/install-deps.sh may not
+ * install everywhere (ld.lld, llvm-strip) make their checks skip, loudly. */
+__attribute__((unused)) static bool have_tool(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "command -v '%s' >/dev/null 2>&1", name);
+    bool ok = system(cmd) == 0;
+    if (!ok)
+        printf("NOTE: %s not installed: the checks that need it are skipped\n", name);
+    return ok;
+}
+
 __attribute__((unused)) static bool write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
