@@ -11,6 +11,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,25 @@ static int send_everywhere(int fd, const uint8_t *q, size_t len)
     }
     freeifaddrs(ifs);
     return sent;
+}
+
+/* RFC 6762 section 11: answers come from the link, so a reply whose source
+ * is on none of our IPv4 subnets is not from a neighbour and is ignored. */
+static bool on_link(struct in_addr from)
+{
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) < 0)
+        return true; /* cannot tell: do not refuse everything */
+    bool ok = false;
+    for (struct ifaddrs *i = ifs; i && !ok; i = i->ifa_next) {
+        if (!i->ifa_addr || !i->ifa_netmask || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        uint32_t a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+        uint32_t m = ((struct sockaddr_in *)i->ifa_netmask)->sin_addr.s_addr;
+        ok = (a & m) == (from.s_addr & m);
+    }
+    freeifaddrs(ifs);
+    return ok;
 }
 
 static int send_query(int fd, uint16_t id, const char *name, const uint16_t *types, int n)
@@ -129,6 +149,8 @@ int mdns_discover(int timeout_ms, char *host_port, size_t len, char *err, size_t
         if (got <= 0 || fl < sizeof(from) || from.sin_family != AF_INET ||
             ntohs(from.sin_port) != MDNS_PORT)
             continue; /* responders answer from 5353 only */
+        if (!on_link(from.sin_addr))
+            continue;
         if (mdns_parse_response(pkt, (size_t)got, id, from.sin_addr.s_addr, t) <= 0)
             continue;
         char hp[64];
