@@ -2,13 +2,14 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_elf.c \
  *       target/elf/elf_file.c target/elf/elf_compress.c target/symbols/elf_symbols.c \
- *       target/symbols/symtab.c target/files/byte_source.c target/dwarf/cursor.c \
- *       shared/xalloc.c -lz -o fuzz_elf
+ *       target/symbols/symtab.c target/symbols/demangle.c target/files/byte_source.c \
+ *       target/dwarf/cursor.c shared/xalloc.c -lz -o fuzz_elf
  *   ./fuzz_elf -max_len=65536 selftest/fuzz/seeds/elf
  *
  * The input is an ELF file.  Everything a tracer would do with a mapped
  * object is done: all sections loaded (and decompressed), build-id,
- * debuglink, interpreter, symbol tables by every route, lookups, exports.
+ * debuglink, interpreter, symbol tables by every route, lookups, exports,
+ * and the names demangled as a report would print them.
  * selftest/unit/test_elf_malformed.c runs this same function over
  * truncated and bit-flipped files in every `make check`. */
 #include <elf.h>
@@ -18,6 +19,7 @@
 
 #include "target/elf/elf_file.h"
 #include "target/files/byte_source.h"
+#include "target/symbols/demangle.h"
 #include "target/symbols/elf_symbols.h"
 #include "target/symbols/symtab.h"
 
@@ -57,6 +59,7 @@ static void exercise_symbols(struct elf_file *f)
         prev = addr;
         const char *found = symtab_lookup(t, addr, &off);
         fuzz_abort_unless(found != NULL && off == 0);
+        free(demangle_cxx(name));
         if (size > 1)
             symtab_lookup(t, addr + size - 1, &off);
     }

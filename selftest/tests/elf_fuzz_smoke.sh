@@ -7,7 +7,8 @@ cd "$MT_ROOT"
 command -v clang >/dev/null || { echo "clang not installed"; exit 77; }
 bin=$MT_TMP/fuzz_elf
 srcs="target/elf/elf_file.c target/elf/elf_compress.c target/symbols/elf_symbols.c
-      target/symbols/symtab.c target/files/byte_source.c target/dwarf/cursor.c shared/xalloc.c"
+      target/symbols/symtab.c target/symbols/demangle.c target/files/byte_source.c
+      target/dwarf/cursor.c shared/xalloc.c"
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
         selftest/fuzz/fuzz_elf.c $srcs -lz -o "$bin" 2>"$MT_TMP/build.log"; then
     if grep -q "fuzzer" "$MT_TMP/build.log" && ! clang -fsanitize=fuzzer -x c /dev/null -o /dev/null 2>/dev/null; then
