@@ -10,6 +10,7 @@
  *   path ABS OUT | buildid HEX OUT | debuglink OBJ NAME CRCHEX OUT
  *       open, read the whole file in ranges of varied sizes, write it to OUT;
  *       prints "ok SIZE BUILDID" or "error ..."
+ *   seq ABS OUT CHUNK   the same, front to back in CHUNK-byte reads
  *   hold ABS        keep ABS open;   readheld OUT   read it again (all of it)
  *   sleep MS        stats           prints the traffic counters
  */
@@ -227,6 +228,32 @@ static int read_all_to(struct byte_source *src, const char *out_path, char *err,
     return r < 0 ? -1 : 0;
 }
 
+/* Reads all of src front to back in chunks of one size. */
+static int read_seq_to(struct byte_source *src, const char *out_path, size_t chunk, char *err,
+                       size_t errlen)
+{
+    FILE *f = fopen(out_path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", out_path, strerror(errno));
+        return -1;
+    }
+    uint8_t *buf = malloc(chunk);
+    int r = 0;
+    for (uint64_t off = 0; off < src->size && r == 0; off += chunk) {
+        size_t n = src->size - off < chunk ? (size_t)(src->size - off) : chunk;
+        r = byte_source_read(src, off, buf, n);
+        if (r < 0)
+            snprintf(err, errlen, "read at %llu: %s", (unsigned long long)off, strerror(-r));
+        else
+            fwrite(buf, 1, n, f);
+    }
+    free(buf);
+    fclose(f);
+    return r < 0 ? -1 : 0;
+}
+
+static size_t seq_chunk; /* 0: the mixed pattern of read_all_to */
+
 static void print_result(struct byte_source *src, const char *out, long long start)
 {
     char err[256];
@@ -234,7 +261,9 @@ static void print_result(struct byte_source *src, const char *out, long long sta
         printf("error not found (%lld ms)\n", now_ms() - start);
         return;
     }
-    if (read_all_to(src, out, err, sizeof(err)) < 0) {
+    int r = seq_chunk ? read_seq_to(src, out, seq_chunk, err, sizeof(err))
+                      : read_all_to(src, out, err, sizeof(err));
+    if (r < 0) {
         printf("error %s (%lld ms)\n", err, now_ms() - start);
         return;
     }
@@ -303,6 +332,12 @@ static int client_main(int argc, char **argv)
                 p->ops->open_debuglink(p, a, b, (uint32_t)strtoul(c, NULL, 16));
             print_result(s, w[4], start);
             byte_source_close(s);
+        } else if (n >= 4 && strcmp(cmd, "seq") == 0) {
+            seq_chunk = strtoul(c, NULL, 0);
+            struct byte_source *s = seq_chunk ? p->ops->open_path(p, a) : NULL;
+            print_result(s, b, start);
+            byte_source_close(s);
+            seq_chunk = 0;
         } else if (n >= 2 && strcmp(cmd, "hold") == 0) {
             byte_source_close(held);
             held = p->ops->open_path(p, a);

@@ -113,6 +113,28 @@ static int fetch(struct remote_source *s, uint64_t off, void *buf, uint32_t len)
     return 0;
 }
 
+static struct cache_block *find_cached(struct remote_source *s, uint64_t index)
+{
+    for (int i = 0; i < CACHE_BLOCKS; i++)
+        if (s->cache[i].valid && s->cache[i].index == index)
+            return &s->cache[i];
+    return NULL;
+}
+
+/* Copies what block b holds of [off, off+len); returns the byte count. */
+static size_t copy_from_block(const struct cache_block *b, uint64_t off, uint8_t *out,
+                              size_t len)
+{
+    uint64_t in_block = off - b->index * BLOCK_SIZE;
+    if (in_block >= b->len)
+        return 0;
+    size_t n = b->len - in_block;
+    if (n > len)
+        n = len;
+    memcpy(out, b->data + in_block, n);
+    return n;
+}
+
 /* The slot to fill next: an empty allocated one, else a new one while the
  * provider's budget allows, else this file's least recently used one. */
 static struct cache_block *pick_victim(struct remote_source *s)
@@ -140,12 +162,10 @@ static struct cache_block *pick_victim(struct remote_source *s)
 
 static struct cache_block *get_block(struct remote_source *s, uint64_t index, int *err)
 {
-    for (int i = 0; i < CACHE_BLOCKS; i++) {
-        struct cache_block *b = &s->cache[i];
-        if (b->valid && b->index == index) {
-            b->last_use = ++s->tick;
-            return b;
-        }
+    struct cache_block *hit = find_cached(s, index);
+    if (hit) {
+        hit->last_use = ++s->tick;
+        return hit;
     }
     struct cache_block *victim = pick_victim(s);
     uint64_t off = index * BLOCK_SIZE;
@@ -162,36 +182,54 @@ static struct cache_block *get_block(struct remote_source *s, uint64_t index, in
     return victim;
 }
 
+/* Big reads (a whole .debug_line) go around the cache in big requests, but
+ * take what the cache already holds rather than fetch it twice. */
+static int read_around_cache(struct remote_source *s, uint64_t off, uint8_t *out, size_t len)
+{
+    while (len > 0) {
+        uint64_t index = off / BLOCK_SIZE;
+        struct cache_block *b = find_cached(s, index);
+        if (b) {
+            size_t n = copy_from_block(b, off, out, len);
+            if (n == 0)
+                return -EIO;
+            off += n;
+            out += n;
+            len -= n;
+            continue;
+        }
+        uint64_t n = len < REMOTE_MAX_CHUNK ? len : REMOTE_MAX_CHUNK;
+        for (uint64_t k = index + 1; k <= (off + n - 1) / BLOCK_SIZE; k++) {
+            if (find_cached(s, k)) {
+                n = k * BLOCK_SIZE - off;
+                break;
+            }
+        }
+        int r = fetch(s, off, out, (uint32_t)n);
+        if (r < 0)
+            return r;
+        off += n;
+        out += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 static int remote_source_read(struct byte_source *src, uint64_t off, void *buf, size_t len)
 {
     struct remote_source *s = (struct remote_source *)src;
     uint8_t *out = buf;
-    /* Big reads (a whole .debug_line) go around the cache in big requests. */
-    if (len >= 2 * BLOCK_SIZE) {
-        while (len > 0) {
-            uint32_t n = len < REMOTE_MAX_CHUNK ? (uint32_t)len : REMOTE_MAX_CHUNK;
-            int r = fetch(s, off, out, n);
-            if (r < 0)
-                return r;
-            off += n;
-            out += n;
-            len -= n;
-        }
-        return 0;
-    }
+    if (len >= 2 * BLOCK_SIZE)
+        return read_around_cache(s, off, out, len);
     while (len > 0) {
         uint64_t index = off / BLOCK_SIZE;
         int err = 0;
         struct cache_block *b = get_block(s, index, &err);
         if (!b)
             return err;
-        uint64_t in_block = off - index * BLOCK_SIZE;
-        if (in_block >= b->len)
+        size_t n = copy_from_block(b, off, out, len);
+        if (n == 0)
             return -EIO;
-        size_t n = b->len - in_block;
-        if (n > len)
-            n = len;
-        memcpy(out, b->data + in_block, n);
         out += n;
         off += n;
         len -= n;
