@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "target/dwarf/info_inline.h"
 #include "target/dwarf/line_header.h"
 #include "target/dwarf/line_index.h"
 #include "target/dwarf/line_program.h"
@@ -34,6 +35,9 @@ static struct dwarf_span *span_for(struct dwarf_sections *s, const char *name)
         { ".debug_line_str", offsetof(struct dwarf_sections, line_str) },
         { ".debug_str", offsetof(struct dwarf_sections, str) },
         { ".debug_str_offsets", offsetof(struct dwarf_sections, str_offsets) },
+        { ".debug_addr", offsetof(struct dwarf_sections, addr) },
+        { ".debug_ranges", offsetof(struct dwarf_sections, ranges) },
+        { ".debug_rnglists", offsetof(struct dwarf_sections, rnglists) },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(map[i].name, name) == 0)
@@ -173,6 +177,10 @@ static int check_file(const char *path, size_t want)
         idx = line_index_build(&lean);
     }
     size_t cu_disagree = 0;
+    /* Function names where DWARF has one (innermost inlined function or
+     * subprogram); elsewhere the symbol table answers, not tested here. */
+    struct inline_index *functions = inline_index_build(&l.secs);
+    size_t fn_agree = 0, fn_bad = 0;
     struct samples s = { 0 };
     sample(&l, want, &s);
 
@@ -182,18 +190,31 @@ static int check_file(const char *path, size_t want)
         size_t n = s.n - base < batch ? s.n - base : batch;
         size_t cmdlen = strlen(path) + 64 + n * 20;
         char *cmd = malloc(cmdlen);
-        size_t used = (size_t)snprintf(cmd, cmdlen, "%s -e '%s'", oracle_tool, path);
+        size_t used = (size_t)snprintf(cmd, cmdlen, "%s -f -e '%s'", oracle_tool, path);
         for (size_t i = 0; i < n; i++)
             used += (size_t)snprintf(cmd + used, cmdlen - used, " 0x%" PRIx64, s.addr[base + i]);
         FILE *f = popen(cmd, "r");
         char oracle[2048];
         for (size_t i = 0; i < n; i++) {
-            if (!f || !fgets(oracle, sizeof(oracle), f)) {
+            char oracle_fn[2048];
+            if (!f || !fgets(oracle_fn, sizeof(oracle_fn), f) || !fgets(oracle, sizeof(oracle), f)) {
                 printf("%s: eu-addr2line gave too few lines\n", path);
                 return 1;
             }
+            oracle_fn[strcspn(oracle_fn, "\n")] = 0;
+            char *inlined_at = strstr(oracle_fn, " inlined at ");
+            if (inlined_at)
+                *inlined_at = 0;
             strip_column(oracle);
             uint64_t a = s.addr[base + i];
+            const char *fn = inline_index_lookup(functions, a, 0);
+            if (fn && strcmp(oracle_tool, "eu-addr2line") == 0) {
+                if (strcmp(fn, oracle_fn) == 0) {
+                    fn_agree++;
+                } else if (fn_bad++ < 5) {
+                    printf("  FUNCTION 0x%" PRIx64 ": %s says %s, ours %s\n", a, oracle_tool, oracle_fn, fn);
+                }
+            }
             struct line_location loc;
             char ours[LINE_PATH_MAX + 32] = "??:0";
             if (line_index_lookup(idx, a, &loc))
@@ -234,13 +255,16 @@ static int check_file(const char *path, size_t want)
            agree, mismatch, eu_unknown, both_unknown);
     if (idx != idx_cu)
         printf("  DWARF 5 index without .debug_info: %zu differences from the CU-based one\n", cu_disagree);
+    printf("  function names from DWARF: %zu agree, %zu differ (%zu ranges indexed)\n", fn_agree, fn_bad,
+           inline_index_range_count(functions));
+    inline_index_free(functions);
     if (idx != idx_cu)
         line_index_free(idx_cu);
     line_index_free(idx);
     free(s.addr);
     elf_end(l.elf);
     close(l.fd);
-    return mismatch || cu_disagree || agree == 0 ? 1 : 0;
+    return mismatch || cu_disagree || fn_bad || agree == 0 ? 1 : 0;
 }
 
 static char *libc_debug_file(void)

@@ -318,12 +318,35 @@ static void index_unit(struct inline_index *idx, const struct dwarf_sections *se
     }
 }
 
-static int cmp_range(const void *a, const void *b)
+/* Sorting keeps the DIE order among equal ranges: two subprograms of one
+ * address (gas makes one for each alias of an assembly function) are told
+ * apart as elfutils does, by which DIE comes first. */
+static int cmp_range_index(const void *a, const void *b, void *ranges)
 {
-    const struct inline_range *x = a, *y = b;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    const struct inline_range *x = (const struct inline_range *)ranges + i;
+    const struct inline_range *y = (const struct inline_range *)ranges + j;
     if (x->lo != y->lo)
         return x->lo < y->lo ? -1 : 1;
-    return (x->size < y->size) - (x->size > y->size); /* outer first */
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1; /* outer first */
+    return (i > j) - (i < j);
+}
+
+static void sort_ranges(struct inline_index *idx)
+{
+    if (idx->count < 2 || idx->count > UINT32_MAX)
+        return;
+    uint32_t *order = xreallocarray(NULL, idx->count, sizeof(*order));
+    for (size_t i = 0; i < idx->count; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, idx->count, sizeof(*order), cmp_range_index, idx->ranges);
+    struct inline_range *sorted = xreallocarray(NULL, idx->count, sizeof(*sorted));
+    for (size_t i = 0; i < idx->count; i++)
+        sorted[i] = idx->ranges[order[i]];
+    free(order);
+    free(idx->ranges);
+    idx->ranges = sorted;
 }
 
 struct inline_index *inline_index_new(void)
@@ -350,8 +373,7 @@ void inline_index_finish(struct inline_index *idx)
     free(idx->hash);
     idx->hash = NULL;
     idx->hash_cap = 0;
-    if (idx->count > 1)
-        qsort(idx->ranges, idx->count, sizeof(*idx->ranges), cmp_range);
+    sort_ranges(idx);
     if (idx->count) {
         idx->ranges = xreallocarray(idx->ranges, idx->count, sizeof(*idx->ranges));
         idx->cap = idx->count;
@@ -410,8 +432,10 @@ const char *inline_index_lookup(const struct inline_index *idx, uint64_t address
             break;
         if (address - r->lo >= r->size)
             continue;
-        if (!best || r->size < best->size ||
-            (r->size == best->size && (r->name_depth & 0xff) > (best->name_depth & 0xff)))
+        /* Smallest wins, then deepest; scanning backwards, an equal one
+         * met later is earlier in DIE order and wins too. */
+        unsigned depth = r->name_depth & 0xff, best_depth = best ? best->name_depth & 0xff : 0;
+        if (!best || r->size < best->size || (r->size == best->size && depth >= best_depth))
             best = r;
     }
     return best ? idx->pool + (best->name_depth >> 8) : NULL;
