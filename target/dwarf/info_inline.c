@@ -1,3 +1,7 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
+
 #include "target/dwarf/info_inline.h"
 
 #include <stdlib.h>
