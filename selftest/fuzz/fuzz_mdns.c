@@ -8,6 +8,7 @@
  * send it.  It is parsed as a response to the id it carries, resolved as
  * mdns_discover would, and every offset is tried as the start of a name. */
 #include <stdint.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(pkt, data, size);
     uint16_t id = size >= 2 ? (uint16_t)(pkt[0] << 8 | pkt[1]) : 0;
     table.count = 0;
-    if (mdns_parse_response(pkt, size, id, 0x0101a9feu, &table) >= 0) {
+    const struct mdns_peer from = { .family = AF_INET6, .addr = { 0xfe, 0x80, [15] = 1 },
+                                    .scope_id = 1 };
+    if (mdns_parse_response(pkt, size, id, &from, &table) >= 0) {
         char hp[64];
         const char *ns, *na;
         mdns_resolve(&table, "_memtrace-fs._tcp.local", hp, sizeof(hp), &ns, &na);

@@ -44,19 +44,31 @@ setup_netns() {
     trap cleanup EXIT
     trap 'exit 1' INT TERM
     ip netns add "$NS_T" || fail "ip netns add"
+    # Link-local IPv6 addresses usable at once (no duplicate detection wait).
+    local ns
+    for ns in "$NS_H" "$NS_T"; do
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0 2>/dev/null
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 2>/dev/null
+    done
     ip link add "$VETH_H" type veth peer name "$VETH_T" || fail "veth"
     ip link set "$VETH_H" netns "$NS_H"
     ip link set "$VETH_T" netns "$NS_T"
-    ip -n "$NS_H" addr add "$ADDR_H/16" dev "$VETH_H"
-    ip -n "$NS_T" addr add "$ADDR_T/16" dev "$VETH_T"
+    # NET_IPV6_ONLY=1: link-local IPv6 only, no IPv4 address at all.
+    if [ -z "${NET_IPV6_ONLY:-}" ]; then
+        ip -n "$NS_H" addr add "$ADDR_H/16" dev "$VETH_H"
+        ip -n "$NS_T" addr add "$ADDR_T/16" dev "$VETH_T"
+    fi
     ip -n "$NS_H" link set lo up
     ip -n "$NS_T" link set lo up
     ip -n "$NS_H" link set "$VETH_H" up
     ip -n "$NS_T" link set "$VETH_T" up
-    # Wait for the carrier on both ends.
+    # Wait for the carrier on both ends (and usable IPv6 link-local addresses).
     for _ in $(seq 1 50); do
         if ip -n "$NS_H" link show dev "$VETH_H" | grep -q LOWER_UP &&
-           ip -n "$NS_T" link show dev "$VETH_T" | grep -q LOWER_UP; then
+           ip -n "$NS_T" link show dev "$VETH_T" | grep -q LOWER_UP &&
+           { [ -z "${NET_IPV6_ONLY:-}" ] ||
+             { ip -n "$NS_H" -6 addr show dev "$VETH_H" | grep "fe80" | grep -vq tentative &&
+               ip -n "$NS_T" -6 addr show dev "$VETH_T" | grep "fe80" | grep -vq tentative; }; }; then
             return 0
         fi
         sleep 0.1
@@ -93,8 +105,8 @@ start_avahi() {
     cat >"$MT_TMP/avahi.conf" <<CONF
 [server]
 host-name=mtfs-$tag
-use-ipv4=yes
-use-ipv6=no
+use-ipv4=$([ -n "${NET_IPV6_ONLY:-}" ] && echo no || echo yes)
+use-ipv6=$([ -n "${NET_IPV6_ONLY:-}" ] && echo yes || echo no)
 allow-interfaces=$VETH_H
 enable-dbus=yes
 ratelimit-interval-usec=1000000

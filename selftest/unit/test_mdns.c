@@ -79,7 +79,7 @@ static void test_good_response(void)
     struct pkt p;
     size_t n = build_response(&p, 0x1234);
     struct mdns_table *t = calloc(1, sizeof(*t));
-    CHECK(mdns_parse_response(p.b, n, 0x1234, 0, t) == 4);
+    CHECK(mdns_parse_response(p.b, n, 0x1234, NULL, t) == 4);
     CHECK(t->count == 4);
     CHECK(t->rec[0].type == MDNS_TYPE_PTR && strcmp(t->rec[0].name, "_memtrace-fs._tcp.local") == 0);
     CHECK(strcmp(t->rec[0].target, "memtrace-fs on box\\.1._memtrace-fs._tcp.local") == 0);
@@ -93,13 +93,13 @@ static void test_good_response(void)
     CHECK(!ns && !na);
     /* Wrong id: not ours. */
     t->count = 0;
-    CHECK(mdns_parse_response(p.b, n, 0x1235, 0, t) < 0);
+    CHECK(mdns_parse_response(p.b, n, 0x1235, NULL, t) < 0);
     /* Every truncation is refused or parsed partially, never read beyond. */
     for (size_t k = 0; k < n; k++) {
         uint8_t *copy = malloc(k ? k : 1);
         memcpy(copy, p.b, k);
         t->count = 0;
-        CHECK(mdns_parse_response(copy, k, 0x1234, 0, t) < 0);
+        CHECK(mdns_parse_response(copy, k, 0x1234, NULL, t) < 0);
         free(copy);
     }
     free(t);
@@ -112,7 +112,7 @@ static void test_partial_answers(void)
     size_t n = build_response(&p, 7);
     p.b[11] = 0; /* no additional records */
     struct mdns_table *t = calloc(1, sizeof(*t));
-    CHECK(mdns_parse_response(p.b, n, 7, 0, t) == 1);
+    CHECK(mdns_parse_response(p.b, n, 7, NULL, t) == 1);
     char hp[64];
     const char *ns, *na;
     CHECK(mdns_resolve(t, "_memtrace-fs._tcp.local", hp, sizeof(hp), &ns, &na) == 0);
@@ -120,9 +120,17 @@ static void test_partial_answers(void)
     /* With the SRV but no A: the sender's address is used, and A is wanted. */
     t->count = 0;
     p.b[11] = 1;
-    CHECK(mdns_parse_response(p.b, n, 7, htonl(0xa9fe0202), t) == 2);
+    struct mdns_peer from = { .family = AF_INET, .addr = { 169, 254, 2, 2 } };
+    CHECK(mdns_parse_response(p.b, n, 7, &from, t) == 2);
     CHECK(mdns_resolve(t, "_memtrace-fs._tcp.local", hp, sizeof(hp), &ns, &na) == 1);
     CHECK(strcmp(hp, "169.254.2.2:3002") == 0 && na && strcmp(na, "box.local") == 0);
+    /* The same from an IPv6 responder on interface 1 (lo): scoped address. */
+    t->count = 0;
+    struct mdns_peer from6 = { .family = AF_INET6, .scope_id = 1 };
+    inet_pton(AF_INET6, "fe80::1", from6.addr);
+    CHECK(mdns_parse_response(p.b, n, 7, &from6, t) == 2);
+    CHECK(mdns_resolve(t, "_memtrace-fs._tcp.local", hp, sizeof(hp), &ns, &na) == 1);
+    CHECK(strcmp(hp, "[fe80::1%lo]:3002") == 0);
     free(t);
 }
 

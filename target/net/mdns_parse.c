@@ -1,6 +1,7 @@
 #include "target/net/mdns_parse.h"
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -147,8 +148,8 @@ static int txt_proto(const uint8_t *d, size_t n)
     return -1;
 }
 
-int mdns_parse_response(const uint8_t *pkt, size_t len, uint16_t id, uint32_t from_ipv4,
-                        struct mdns_table *t)
+int mdns_parse_response(const uint8_t *pkt, size_t len, uint16_t id,
+                        const struct mdns_peer *from, struct mdns_table *t)
 {
     if (len < HEADER_SIZE)
         return -1;
@@ -180,7 +181,10 @@ int mdns_parse_response(const uint8_t *pkt, size_t len, uint16_t id, uint32_t fr
         r.target[0] = 0;
         r.port = 0;
         r.proto = -1;
-        r.from_ipv4 = from_ipv4;
+        if (from)
+            r.from = *from;
+        else
+            memset(&r.from, 0, sizeof(r.from));
         memset(r.addr, 0, sizeof(r.addr));
         size_t q = rd;
         switch (r.type) {
@@ -231,6 +235,33 @@ static const struct mdns_record *find(const struct mdns_table *t, uint16_t type,
     return NULL;
 }
 
+/* "[addr%ifname]" for a link-local IPv6 address, "[addr]" for another. */
+static void format_v6(const uint8_t addr[16], uint32_t scope, char *out, size_t len)
+{
+    char a[INET6_ADDRSTRLEN], ifname[IF_NAMESIZE];
+    inet_ntop(AF_INET6, addr, a, sizeof(a));
+    bool link_local = addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80;
+    if (link_local && scope && if_indextoname(scope, ifname))
+        snprintf(out, len, "[%s%%%s]", a, ifname);
+    else if (link_local && scope)
+        snprintf(out, len, "[%s%%%u]", a, scope);
+    else
+        snprintf(out, len, "[%s]", a);
+}
+
+static bool format_peer(const struct mdns_peer *p, char *out, size_t len)
+{
+    if (p->family == AF_INET) {
+        inet_ntop(AF_INET, p->addr, out, (socklen_t)len);
+        return true;
+    }
+    if (p->family == AF_INET6) {
+        format_v6(p->addr, p->scope_id, out, len);
+        return true;
+    }
+    return false;
+}
+
 int mdns_resolve(const struct mdns_table *t, const char *service, char *host_port,
                  size_t len, const char **need_srv, const char **need_addr)
 {
@@ -249,19 +280,20 @@ int mdns_resolve(const struct mdns_table *t, const char *service, char *host_por
             continue;
         }
         const struct mdns_record *a = find(t, MDNS_TYPE_A, srv->target);
-        char addr[INET_ADDRSTRLEN];
+        const struct mdns_record *aaaa = find(t, MDNS_TYPE_AAAA, srv->target);
+        char addr[INET6_ADDRSTRLEN + IF_NAMESIZE + 8];
         if (a) {
             inet_ntop(AF_INET, a->addr, addr, sizeof(addr));
-        } else if (srv->from_ipv4) {
-            /* No A record (yet): the responder that sent the SRV is the host. */
-            if (!*need_addr)
-                *need_addr = srv->target;
-            struct in_addr in = { .s_addr = srv->from_ipv4 };
-            inet_ntop(AF_INET, &in, addr, sizeof(addr));
+        } else if (aaaa) {
+            /* A link-local address means the interface the answer came in on. */
+            format_v6(aaaa->addr, aaaa->from.family == AF_INET6 ? aaaa->from.scope_id : 0,
+                      addr, sizeof(addr));
         } else {
             if (!*need_addr)
                 *need_addr = srv->target;
-            continue;
+            /* No address record (yet): the responder that sent the SRV is the host. */
+            if (!format_peer(&srv->from, addr, sizeof(addr)))
+                continue;
         }
         snprintf(host_port, len, "%s:%u", addr, srv->port);
         return 1;

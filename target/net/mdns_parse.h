@@ -18,6 +18,14 @@
  * escaped with '\' (instance names are free text: "memtrace-fs on box"). */
 #define MDNS_NAME_MAX 1024
 
+/* Who sent a response: the fallback address of a service without A/AAAA, and
+ * the interface that scopes a link-local IPv6 address. */
+struct mdns_peer {
+    int family; /* AF_INET, AF_INET6, or 0 when unknown */
+    uint8_t addr[16];
+    uint32_t scope_id; /* interface index (IPv6) */
+};
+
 struct mdns_record {
     uint16_t type;
     uint32_t ttl;
@@ -26,7 +34,7 @@ struct mdns_record {
     uint16_t port;               /* SRV */
     uint8_t addr[16];            /* A (4 bytes), AAAA (16) */
     int proto;                   /* TXT: value of "proto=", -1 when absent */
-    uint32_t from_ipv4;          /* network order: who sent it (set by the caller) */
+    struct mdns_peer from;       /* who sent it (given by the caller) */
 };
 
 #define MDNS_MAX_RECORDS 48
@@ -44,15 +52,16 @@ int mdns_build_query(uint8_t *buf, size_t cap, uint16_t id, const char *name,
 /* Parses a response with the given id and appends its PTR/SRV/TXT/A/AAAA
  * records to t (records beyond the table's room are dropped).  Returns the
  * number of records added, or -1 for a malformed or foreign packet. */
-int mdns_parse_response(const uint8_t *pkt, size_t len, uint16_t id, uint32_t from_ipv4,
-                        struct mdns_table *t);
+int mdns_parse_response(const uint8_t *pkt, size_t len, uint16_t id,
+                        const struct mdns_peer *from, struct mdns_table *t);
 
 /* Reads a possibly compressed name at *pos; advances *pos past it.  0 or -1. */
 int mdns_read_name(const uint8_t *pkt, size_t len, size_t *pos, char *out, size_t outlen);
 
 /* What the table knows about service (e.g. "_memtrace-fs._tcp.local"): the
- * first instance with an SRV record and an address (its A record, or the
- * address that sent the SRV).  Returns 1 and fills host_port "A.B.C.D:PORT";
+ * first instance with an SRV record and an address (its A record, else its
+ * AAAA record, else the address that sent the SRV).  Returns 1 and fills
+ * host_port "A.B.C.D:PORT" or "[V6%IFNAME]:PORT";
  * 0 when more is needed, with *need_srv / *need_addr naming what to ask next
  * (pointers into t, valid until t changes; NULL when nothing). */
 int mdns_resolve(const struct mdns_table *t, const char *service, char *host_port,
