@@ -142,7 +142,8 @@ static void serve_loop(struct session *s)
             return;
         uint32_t len;
         uint8_t type, flags;
-        if (wire_recv(s->sock, s->payload, WIRE_MAX_PAYLOAD, &len, &type, &flags, IO_TIMEOUT_MS) < 0) {
+        if (wire_recv(s->sock, s->payload, WIRE_MAX_PAYLOAD, &len, &type, &flags,
+                      IO_TIMEOUT_MS) < 0) {
             if (errno != ECONNRESET)
                 mt_warn("%s: %s", s->peer, strerror(errno));
             return;

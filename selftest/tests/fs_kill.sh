@@ -51,11 +51,20 @@ sleep 1.2
 echo "readheld $out/r4" >&3
 echo "stats" >&3
 wait_lines 7
+# The file changes while the server is away: the reopened file is refused,
+# nothing of it is mixed with what was read before.
+stop_fs
+mv "$root/lib/random.bin" "$MT_TMP/random.old"
+head -c 2000000 /dev/urandom >"$root/lib/random.bin"
+DBUS_SYSTEM_BUS_ADDRESS="unix:path=$MT_TMP/no-such-bus" start_fs "$MT_TMP/fs3.log" "$MEMTRACE_FS" -p "$port" "$root"
+echo "readheld $out/r5" >&3
+wait_lines 8
 exec 3>&-
 wait "$CLIENT"; CLIENT=
 cat "$MT_TMP/client.out" "$MT_TMP/client.err"
-[[ $(line 3) == ok* ]] && cmp "$out/r1" "$root/lib/random.bin" || fail "first read"
-[[ $(line 6) == ok* ]] && cmp "$out/r4" "$root/lib/random.bin" || fail "no read after reconnect"
+[[ $(line 3) == ok* ]] && cmp "$out/r1" "$MT_TMP/random.old" || fail "first read"
+[[ $(line 6) == ok* ]] && cmp "$out/r4" "$MT_TMP/random.old" || fail "no read after reconnect"
+[[ $(line 8) == *"Stale file handle"* ]] || fail "a changed file was not refused: $(line 8)"
 [[ $(line 7) == *reconnects=1* ]] || fail "stats: $(line 7)"
 # The client warned once per outage, not once per read.
 [ "$(grep -c warning "$MT_TMP/client.err")" -le 2 ] || fail "too many warnings"
