@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "host-fs/build_id_index.h"
 #include "host-fs/safe_path.h"
 
 /* An escape or a loop says more than "not found": report it over ENOENT. */
@@ -40,7 +41,10 @@ int lookup_build_id(const struct sysroot_set *s, const uint8_t *id, size_t len)
     for (size_t i = 1; i < len; i++)
         n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
     snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
-    return lookup_path(s, path);
+    int fd = lookup_path(s, path);
+    if (fd == -ENOENT)
+        fd = build_id_index_open(s, id, len); /* the object itself, unstripped */
+    return fd;
 }
 
 int file_crc32(int fd, uint32_t *crc)

@@ -42,6 +42,11 @@ C
     # Relative link that stays inside, as distributions ship them.
     ln -s "../../../../../usr/bin/.debug/prog.debug" \
         "$root/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+    # An unstripped object with no .build-id entry: found by build-id through
+    # the server's index of the sysroot.
+    mkdir -p "$root/opt/app"
+    { cat "$MT_TMP/prog.c"; echo 'int prog2_only(int x) { return x + 2; }'; } >"$MT_TMP/prog2.c"
+    gcc -g -O0 -Wl,--build-id -o "$root/opt/app/prog2" "$MT_TMP/prog2.c" || fail "gcc"
     local libc
     libc=$(ldd "$MT_TMP/prog.full" | awk '/libc.so/ {print $3}')
     cp "$libc" "$root/lib/libbig.so"

@@ -46,6 +46,8 @@ path /lib/fifo $out/fifo
 path /lib $out/dir
 path /nonexistent $out/none
 stats
+buildid $(readelf_build_id "$root/opt/app/prog2") $out/indexed
+buildid 0123456789abcdef0123456789abcdef01234567 $out/unknown
 CMDS
 rc=$?
 cat "$MT_TMP/client.out"
@@ -78,6 +80,8 @@ expect_ok 8 "$root/lib/libbig.so" "$out/alias-abs" "$libid"
 expect_ok 9 "$root/lib/libbig.so" "$out/alias-rel" "$libid"
 expect_ok 10 "$root/lib/libbig.so" "$out/dotdot-inside" "$libid"
 for n in 11 12 13 14 15 16 17 18 19; do expect_err $n; done
+expect_ok 21 "$root/opt/app/prog2" "$out/indexed" "$(readelf_build_id "$root/opt/app/prog2")"
+expect_err 22
 if grep -rq "top secret" "$out"; then fail "a secret outside the sysroot was served"; fi
 # Range reads, not whole files: the random file is not compressible, so
 # received bytes ~ file bytes; libbig compresses.

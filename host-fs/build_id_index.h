@@ -1,0 +1,17 @@
+/* Build-ids of the ELF files inside the sysroots, for a target that asks by
+ * build-id when the sysroot has no /usr/lib/debug/.build-id entry for it but
+ * holds the unstripped object itself (a build tree used as a sysroot).
+ * Built lazily on the first miss, rebuilt on a miss at most every 30 s;
+ * bounded in files and depth; shared by all sessions (locked). */
+#ifndef MTFS_BUILD_ID_INDEX_H
+#define MTFS_BUILD_ID_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host-fs/lookup.h"
+
+/* An fd of an ELF file in the sysroots whose build-id is id, or -ENOENT. */
+int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t len);
+
+#endif
