@@ -4,21 +4,26 @@
 # target's one-shot query (mdns_discover) in "target" finds the same address
 # and port, and files read through it compare equal.  Also: renaming on a
 # name collision and publishing again after an avahi-daemon restart, both as
-# avahi-browse sees them, and "nothing found" once memtrace-fs is gone.
+# avahi-browse sees them, publishing once the daemons appear after
+# memtrace-fs started, and "nothing found" once memtrace-fs is gone.
 set -u
 . "$(dirname "$0")/net_common.bash"
 command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
 command -v dbus-daemon >/dev/null || skip "dbus-daemon not installed"
 setup_netns
-start_dbus
-start_avahi
-
 root=$MT_TMP/sysroot
 make_sysroot "$root"
 name=mtfs-test-$tag
+# memtrace-fs first, before any dbus or avahi-daemon: it says so once, serves
+# anyway, and publishes as soon as the daemons appear.
 "${IN_HOST[@]}" "$MEMTRACE_FS" -p 3002 -N "$name" "$root" >"$MT_TMP/fs.log" 2>&1 &
 FS1=$!
 PIDS+=($FS1)
+sleep 3
+[ "$(grep -c 'no avahi-daemon reachable' "$MT_TMP/fs.log")" -eq 1 ] ||
+    { cat "$MT_TMP/fs.log"; fail "memtrace-fs should say once that no avahi-daemon is reachable"; }
+start_dbus
+start_avahi
 
 line=$(browse "$name") || { cat "$MT_TMP/fs.log" "$MT_TMP/avahi.log"; fail "avahi-browse does not see $name"; }
 echo "avahi-browse: $line"
