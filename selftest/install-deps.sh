@@ -8,7 +8,7 @@ set -eu
 PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev
       avahi-daemon avahi-utils dbus iproute2 gdb valgrind binutils elfutils
       libc6-dbg musl-tools gcc-multilib g++-multilib clang libclang-rt-14-dev
-      heaptrack tmux
+      lld llvm heaptrack tmux
       cppcheck clang-tidy python3)
 missing=()
 for p in "${PKGS[@]}"; do
