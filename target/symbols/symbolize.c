@@ -102,75 +102,29 @@ void sym_info_format_location(const struct sym_info *info, char *buf, size_t len
         snprintf(buf, len, "%s:%u", file, info->line);
 }
 
-/* debug_object has no slot for line tables, so debug_object_symbolize keeps
- * them here.  Bounded: a process maps at most a few hundred objects, and an
- * evicted entry is only rebuilt on its next use. */
-#define SYMBOLIZE_CACHE 64
+static void line_object_free(void *lines) { line_object_close(lines); }
 
-struct cached_lines {
-    const struct debug_object *obj;
-    uint8_t build_id[ELF_BUILD_ID_MAX];
-    size_t build_id_len;
-    char *path;
-    struct line_object *lines;   /* NULL: the object has no line table */
-    uint64_t last_used;
-};
-
-static struct {
-    struct cached_lines slot[SYMBOLIZE_CACHE];
-    uint64_t clock;
-} symbolize_cache;
-
-static void drop_slot(struct cached_lines *c)
+/* The line table hangs on the object itself (its attachment slot), so it
+ * lives exactly as long as the object and needs no cache of its own. */
+static struct line_object *attached_lines(struct debug_object *obj)
 {
-    line_object_close(c->lines);
-    free(c->path);
-    memset(c, 0, sizeof(*c));
-}
-
-static bool slot_matches(const struct cached_lines *c, struct debug_object *obj)
-{
-    if (c->obj != obj || !c->path)
-        return false;
-    if (strcmp(c->path, debug_object_path(obj)) != 0)
-        return false;
-    struct elf_file *f = debug_object_dwarf_elf(obj);
-    uint8_t id[ELF_BUILD_ID_MAX];
-    size_t n = f ? elf_file_build_id(f, id, sizeof(id)) : 0;
-    return n == c->build_id_len && memcmp(id, c->build_id, n) == 0;
-}
-
-static struct line_object *cached_lines_of(struct debug_object *obj)
-{
-    struct cached_lines *victim = &symbolize_cache.slot[0];
-    symbolize_cache.clock++;
-    for (size_t i = 0; i < SYMBOLIZE_CACHE; i++) {
-        struct cached_lines *c = &symbolize_cache.slot[i];
-        if (slot_matches(c, obj)) {
-            c->last_used = symbolize_cache.clock;
-            return c->lines;
-        }
-        if (c->last_used < victim->last_used)
-            victim = c;
+    struct line_object *lines = debug_object_attachment(obj);
+    if (!lines) {
+        struct elf_file *f = debug_object_dwarf_elf(obj);
+        lines = f ? line_object_open(f, SYMBOLIZE_INLINE_NAMES) : NULL;
+        if (lines)
+            debug_object_set_attachment(obj, lines, line_object_free);
     }
-    drop_slot(victim);
-    struct elf_file *f = debug_object_dwarf_elf(obj);
-    victim->obj = obj;
-    victim->path = xstrdup(debug_object_path(obj));
-    victim->build_id_len = f ? elf_file_build_id(f, victim->build_id, sizeof(victim->build_id)) : 0;
-    victim->lines = f ? line_object_open(f, SYMBOLIZE_INLINE_NAMES) : NULL;
-    victim->last_used = symbolize_cache.clock;
-    return victim->lines;
+    return lines;
 }
 
 int debug_object_symbolize(struct debug_object *obj, uint64_t link_vaddr, struct sym_info *out)
 {
-    return symbolize_with(obj, cached_lines_of(obj), link_vaddr, out) ? 0 : -ENOENT;
+    return symbolize_with(obj, attached_lines(obj), link_vaddr, out) ? 0 : -ENOENT;
 }
 
 void debug_object_symbolize_forget(struct debug_object *obj)
 {
-    for (size_t i = 0; i < SYMBOLIZE_CACHE; i++)
-        if (symbolize_cache.slot[i].obj == obj)
-            drop_slot(&symbolize_cache.slot[i]);
+    if (debug_object_attachment(obj))
+        debug_object_set_attachment(obj, NULL, NULL);
 }
