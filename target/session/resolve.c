@@ -1,7 +1,9 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "target/session/session.h"
+#include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
 #include "target/tracer/modules.h"
 #include "target/unwind/unwind.h"
@@ -30,7 +32,11 @@ void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
     if (!(found & SYM_FOUND_FUNCTION) && at != raw)
         found = symbolizer_lookup(sym, raw - m->bias, &info);
     if ((found & SYM_FOUND_FUNCTION) && info.function) {
-        snprintf(s->resolve_buf[0], sizeof(s->resolve_buf[0]), "%s", info.function);
+        /* Reports name C++ functions as people write them; a name the
+         * demangler does not know stays mangled. */
+        char *plain = demangle_cxx(info.function);
+        snprintf(s->resolve_buf[0], sizeof(s->resolve_buf[0]), "%s", plain ? plain : info.function);
+        free(plain);
         out->function = s->resolve_buf[0];
     }
     if ((found & SYM_FOUND_LINE) && info.file[0]) {
