@@ -43,15 +43,15 @@ static bool call_is_internal(struct tracee *t, struct thread *th, const struct i
     return caller_is_allocator(t, ret_addr);
 }
 
-static void read_return_address(struct tracee *t, const struct arch_regs *regs,
-                                struct arch_return_slot *slot, uint64_t *ret)
+uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
+                             struct arch_return_slot *slot)
 {
     *slot = arch_return_slot_at_entry(regs);
-    *ret = 0;
-    if (slot->in_memory)
-        target_mem_read_word(&t->mem, slot->addr, ret, ARCH_PTR_SIZE);
-    else
-        *ret = arch_return_reg(regs);
+    if (!slot->in_memory)
+        return arch_return_reg(regs);
+    uint64_t ret = 0;
+    target_mem_read_word(&t->mem, slot->addr, &ret, ARCH_PTR_SIZE);
+    return ret;
 }
 
 static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
@@ -96,9 +96,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
 {
     const struct intercept_fn *fn = bp->fn;
     struct arch_return_slot slot;
-    uint64_t ret_addr;
-    read_return_address(t, regs, &slot, &ret_addr);
-    t->events++;
+    uint64_t ret_addr = call_return_address(t, regs, &slot);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {

@@ -15,6 +15,11 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
  * goes back where it was. */
 void call_restore_returns(struct tracee *t, struct thread *th);
 
+/* The return address of a thread stopped at a function's first
+ * instruction, and where it is kept. */
+uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
+                             struct arch_return_slot *slot);
+
 /* capture.c: the stack of the thread at a function's entry, interned. */
 uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs);
 

@@ -24,6 +24,12 @@
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
      PTRACE_O_TRACEEXIT)
 
+/* A stop of job control (a group-stop), as opposed to one of ours. */
+static bool is_job_control_stop(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 static void resume(struct thread *th, int sig)
 {
     if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
@@ -106,7 +112,7 @@ static void place_intercepts(struct tracee *t, struct thread *th, struct module 
     }
 }
 
-static void place_rendezvous(struct tracee *t, struct thread *th)
+static void place_rendezvous(struct tracee *t)
 {
     if (t->rendezvous_addr)
         return;
@@ -125,7 +131,6 @@ static void place_rendezvous(struct tracee *t, struct thread *th)
         bp->module_start = m->start;
         if (bp_insert(t, bp) == 0)
             t->rendezvous_addr = addr;
-        (void)th;
         return;
     }
 }
@@ -144,7 +149,7 @@ static void module_gone(void *ctx, struct module *m)
 static void scan_modules(struct tracee *t, struct thread *th)
 {
     module_map_refresh(t->modules, module_gone, t);
-    place_rendezvous(t, th);
+    place_rendezvous(t);
     for (size_t i = 0; i < t->modules->count; i++)
         if (t->modules->mods[i]->is_main)
             place_intercepts(t, th, t->modules->mods[i]);
@@ -173,11 +178,8 @@ static void handle_trap(struct tracee *t, struct thread *th)
             call_on_entry(t, th, bp, &regs);
         } else {
             scan_modules(t, th);
-            struct arch_return_slot slot = arch_return_slot_at_entry(&regs);
-            uint64_t ret = slot.in_memory ? 0 : arch_return_reg(&regs);
-            if (slot.in_memory)
-                target_mem_read_word(&t->mem, slot.addr, &ret, ARCH_PTR_SIZE);
-            arch_emulate_return(&regs, ret);
+            struct arch_return_slot slot;
+            arch_emulate_return(&regs, call_return_address(t, &regs, &slot));
         }
     }
     arch_set_regs(th->tid, &regs);
@@ -201,8 +203,6 @@ static void handle_exec(struct tracee *t, struct thread *th)
 {
     /* The old image is gone, and with it every other thread, breakpoint and
      * scratch page.  The books restart for the new program. */
-    unsigned long old_tid = 0;
-    ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &old_tid);
     for (unsigned i = 0; i < t->threads_cap; i++) {
         struct thread *other = t->threads[i];
         if (other && other != th && other->tid != t->pid)
@@ -235,8 +235,7 @@ static void handle_exec(struct tracee *t, struct thread *th)
 static void release_fork_child(struct tracee *t, struct thread *parent, pid_t child)
 {
     int status;
-    while (waitpid(child, &status, __WALL) < 0 && errno == EINTR)
-        ;
+    thread_wait(child, &status);
     struct target_mem cm;
     if (target_mem_open(&cm, child) == 0) {
         for (unsigned i = 0; i < t->bps_cap; i++)
@@ -281,7 +280,7 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
             resume(th, 0);
         break;
     case PTRACE_EVENT_STOP:
-        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+        if (is_job_control_stop(sig)) {
             /* Job control: stay stopped, but keep reporting events. */
             th->group_stopped = true;
             if (!th->interrupt_requested && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
@@ -423,12 +422,9 @@ static int wait_for_stop(struct tracee *t, struct thread *th)
 {
     for (;;) {
         int status;
-        pid_t r = waitpid(th->tid, &status, __WALL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
+        int rc = thread_wait(th->tid, &status);
+        if (rc < 0)
+            return rc;
         if (WIFEXITED(status) || WIFSIGNALED(status)) {
             tracer_handle_status(t, th->tid, status);
             return -ESRCH;
@@ -436,7 +432,7 @@ static int wait_for_stop(struct tracee *t, struct thread *th)
         int event = (status >> 16) & 0xff;
         int sig = WSTOPSIG(status);
         if (event == PTRACE_EVENT_STOP) {
-            if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+            if (is_job_control_stop(sig))
                 th->group_stopped = true;
             th->state = THREAD_STOPPED;
             th->interrupt_requested = false;
@@ -557,14 +553,12 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
     (void)ctx;
     while (th->interrupt_requested) {
         int status;
-        pid_t r = waitpid(th->tid, &status, __WALL);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-            if (r > 0)
-                tracer_handle_status(t, th->tid, status);
-            else
-                thread_remove(t, th->tid);
+        if (thread_wait(th->tid, &status) < 0) {
+            thread_remove(t, th->tid);
+            return;
+        }
+        if (WIFEXITED(status) || WIFSIGNALED(status)) {
+            tracer_handle_status(t, th->tid, status);
             return;
         }
         int event = (status >> 16) & 0xff;
@@ -572,7 +566,7 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         th->state = THREAD_STOPPED;
         if (event == PTRACE_EVENT_STOP) {
             th->interrupt_requested = false;
-            if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+            if (is_job_control_stop(sig))
                 th->group_stopped = true;
             break;
         }
@@ -598,8 +592,7 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         if (event == PTRACE_EVENT_CLONE) {
             unsigned long msg = 0;
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-            struct thread *nt = thread_add(t, (pid_t)msg, THREAD_NEW);
-            (void)nt;
+            thread_add(t, (pid_t)msg, THREAD_NEW);
         }
         break;
     }

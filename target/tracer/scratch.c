@@ -47,12 +47,9 @@ static int wait_for_trap(struct thread *th)
 {
     for (;;) {
         int status;
-        pid_t r = waitpid(th->tid, &status, __WALL);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
+        int rc = thread_wait(th->tid, &status);
+        if (rc < 0)
+            return rc;
         if (WIFEXITED(status) || WIFSIGNALED(status))
             return -ESRCH;
         if (!WIFSTOPPED(status))

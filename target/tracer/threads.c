@@ -1,5 +1,7 @@
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "shared/xalloc.h"
 #include "target/tracer/tracee.h"
@@ -73,6 +75,15 @@ void thread_remove(struct tracee *t, pid_t tid)
         t->threads[j] = NULL;
         thread_slot_put(t->threads, t->threads_cap, move);
     }
+}
+
+int thread_wait(pid_t tid, int *status)
+{
+    while (waitpid(tid, status, __WALL) < 0) {
+        if (errno != EINTR)
+            return -errno;
+    }
+    return 0;
 }
 
 struct pending_call *thread_push_call(struct thread *th)

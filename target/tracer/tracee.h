@@ -97,16 +97,15 @@ struct tracee {
     bool exec_seen;
     bool exited;
     int exit_status;         /* as waitpid gives it */
-    uint64_t events;         /* breakpoint hits handled, for status */
-    uint64_t unwind_buf_cap;
     uint8_t *stack_window;   /* reused per event */
-    uint64_t stack_window_size;
 };
 
 /* threads.c */
 struct thread *thread_find(struct tracee *t, pid_t tid);
 struct thread *thread_add(struct tracee *t, pid_t tid, enum thread_state state);
 void thread_remove(struct tracee *t, pid_t tid);
+/* waitpid(tid, __WALL), retried on EINTR.  0, or -errno. */
+int thread_wait(pid_t tid, int *status);
 struct pending_call *thread_push_call(struct thread *th);
 /* Calls over all threads: fn(th, ctx) for each. */
 void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread *, void *), void *ctx);
