@@ -30,4 +30,10 @@ struct dwarf_sections {
  * the span or no NUL follows it there. */
 const char *dwarf_span_string(const struct dwarf_span *s, uint64_t off);
 
+/* Entry index of a DWARF 5 offsets table (.debug_str_offsets, .debug_addr,
+ * .debug_rnglists): the size-byte value at base + index * size.  false when
+ * the span is absent or the entry lies outside it. */
+bool dwarf_span_entry(const struct dwarf_span *s, bool big_endian, uint64_t base, uint64_t index,
+                      unsigned size, uint64_t *out);
+
 #endif

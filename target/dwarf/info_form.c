@@ -158,19 +158,11 @@ const char *form_string(const struct form_value *v, const struct dwarf_sections 
     case FORM_KIND_LINE_STRP:
         return dwarf_span_string(&secs->line_str, v->u);
     case FORM_KIND_STRX: {
-        if (!secs->str_offsets.data)
+        uint64_t off;
+        if (!dwarf_span_entry(&secs->str_offsets, secs->big_endian, str_offsets_base, v->u,
+                              unit->offset_size, &off))
             return NULL;
-        unsigned osz = unit->offset_size;
-        if (v->u > (UINT64_MAX - str_offsets_base) / osz)
-            return NULL;
-        uint64_t pos = str_offsets_base + v->u * osz;
-        if (pos > secs->str_offsets.size)
-            return NULL;
-        struct cursor c;
-        cursor_init(&c, secs->str_offsets.data, secs->str_offsets.size, secs->big_endian);
-        cursor_seek(&c, (size_t)pos);
-        uint64_t off = cursor_uint(&c, osz);
-        return cursor_ok(&c) ? dwarf_span_string(&secs->str, off) : NULL;
+        return dwarf_span_string(&secs->str, off);
     }
     default:
         return NULL;

@@ -5,17 +5,8 @@
 static bool read_addrx(const struct dwarf_sections *secs, const struct range_unit *ru, uint64_t index,
                        uint64_t *out)
 {
-    unsigned as = ru->unit.address_size;
-    if (!secs->addr.data || index > (UINT64_MAX - ru->addr_base) / as)
-        return false;
-    uint64_t pos = ru->addr_base + index * as;
-    if (pos > secs->addr.size)
-        return false;
-    struct cursor c;
-    cursor_init(&c, secs->addr.data, secs->addr.size, secs->big_endian);
-    cursor_seek(&c, (size_t)pos);
-    *out = cursor_uint(&c, as);
-    return cursor_ok(&c);
+    return dwarf_span_entry(&secs->addr, secs->big_endian, ru->addr_base, index,
+                            ru->unit.address_size, out);
 }
 
 bool range_address(const struct dwarf_sections *secs, const struct range_unit *ru,
@@ -125,17 +116,10 @@ static bool walk_v5(const struct dwarf_sections *secs, const struct range_unit *
 static bool rnglistx_offset(const struct dwarf_sections *secs, const struct range_unit *ru, uint64_t index,
                             uint64_t *out)
 {
-    unsigned os = ru->unit.offset_size;
-    if (!secs->rnglists.data || index > (UINT64_MAX - ru->rnglists_base) / os)
-        return false;
-    uint64_t pos = ru->rnglists_base + index * os;
-    if (pos > secs->rnglists.size)
-        return false;
-    struct cursor c;
-    cursor_init(&c, secs->rnglists.data, secs->rnglists.size, secs->big_endian);
-    cursor_seek(&c, (size_t)pos);
-    uint64_t rel = cursor_uint(&c, os);
-    if (!cursor_ok(&c) || rel > UINT64_MAX - ru->rnglists_base)
+    uint64_t rel;
+    if (!dwarf_span_entry(&secs->rnglists, secs->big_endian, ru->rnglists_base, index,
+                          ru->unit.offset_size, &rel) ||
+        rel > UINT64_MAX - ru->rnglists_base)
         return false;
     *out = ru->rnglists_base + rel;
     return true;
