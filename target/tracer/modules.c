@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -124,6 +125,30 @@ static int module_insert(struct module_map *mm, struct module *m)
     return 0;
 }
 
+/* The dynamic linker is named by PT_INTERP, but maps may show another path
+ * to the same file (/lib64/... against /usr/lib/...): it is the module with
+ * the interpreter's inode, confirmed by the canonical path.  Once found it
+ * stays marked, so later refreshes cost nothing here. */
+static void mark_interp(struct module_map *mm)
+{
+    struct stat st;
+    if (!mm->interp_path || stat(mm->interp_path, &st) < 0)
+        return;
+    for (size_t i = 0; i < mm->count; i++)
+        if (mm->mods[i]->is_interp)
+            return;
+    char want[PATH_MAX], have[PATH_MAX];
+    if (!realpath(mm->interp_path, want))
+        return;
+    for (size_t i = 0; i < mm->count; i++) {
+        struct module *m = mm->mods[i];
+        if (m->inode == (uint64_t)st.st_ino && realpath(m->path, have) && strcmp(want, have) == 0) {
+            m->is_interp = true;
+            return;
+        }
+    }
+}
+
 int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct module *m), void *ctx)
 {
     struct proc_maps maps;
@@ -185,17 +210,7 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
         }
     }
     mm->count = kept;
-    /* The dynamic linker is known by PT_INTERP; its path in maps may be the
-     * canonical one (/usr/lib/...), so compare by inode through stat. */
-    for (size_t i = 0; i < mm->count; i++) {
-        struct module *m = mm->mods[i];
-        if (mm->interp_path && !m->is_interp) {
-            char real_a[PATH_MAX], real_b[PATH_MAX];
-            if (realpath(mm->interp_path, real_a) && realpath(m->path, real_b) &&
-                strcmp(real_a, real_b) == 0)
-                m->is_interp = true;
-        }
-    }
+    mark_interp(mm);
     return 0;
 }
 
