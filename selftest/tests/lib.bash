@@ -4,12 +4,13 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 
 # The HEAP SUMMARY of valgrind as "allocs frees bytes_allocated in_use_bytes
-# in_use_blocks".  libc's exit-time freeing (__libc_freeres) is off: it is
-# valgrind's own call, which a real run never makes.
+# in_use_blocks".  libc's and libstdc++'s exit-time freeing (__libc_freeres,
+# __gnu_cxx::__freeres of the exception pool) is off: it is valgrind's own
+# call, which a real run never makes.
 valgrind_summary() {
     local log
     log=$(mktemp "$MT_TMP/vg.XXXXXX")
-    valgrind --run-libc-freeres=no --log-file="$log" "$@" >/dev/null 2>&1
+    valgrind --run-libc-freeres=no --run-cxx-freeres=no --log-file="$log" "$@" >/dev/null 2>&1
     python3 - "$log" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()

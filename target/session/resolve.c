@@ -17,7 +17,7 @@ void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
      * earlier, where gdb and addr2line look too. */
     bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
     uint64_t at = exact ? raw : raw - 1;
-    struct module *m = module_find(mm, at);
+    struct module *m = module_find_any(mm, at); /* unloaded libraries too */
     if (!m)
         return;
     out->module = m->path;

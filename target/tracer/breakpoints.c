@@ -102,4 +102,9 @@ void bp_forget_module(struct tracee *t, uint64_t module_start)
         t->bps_count++;
     }
     free(old);
+    /* The displaced-instruction slots of those breakpoints are free again:
+     * a plugin loaded and unloaded in a loop reuses its page instead of
+     * mapping a new one every few loads.  No thread can be in a slot: it
+     * would return into the unmapped module. */
+    scratch_release_slots(t, module_start);
 }

@@ -7,6 +7,7 @@
 #include "shared/log.h"
 #include "target/heap/heap.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/release_chain.h"
 
 static enum alloc_kind family_kind(enum intercept_family f)
 {
@@ -97,10 +98,13 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     const struct intercept_fn *fn = bp->fn;
     struct arch_return_slot slot;
     uint64_t ret_addr = call_return_address(t, regs, &slot);
+    /* release_chain.c: delete tail-calling free is one release */
+    bool continues = release_continues(th, fn, regs, ret_addr);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
-            record_release(t, fn, arch_arg(regs, 0), ret_addr);
+            if (!continues)
+                record_release(t, fn, arch_arg(regs, 0), ret_addr);
         } else {
             uint64_t tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);

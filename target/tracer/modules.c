@@ -52,6 +52,9 @@ void module_map_destroy(struct module_map *mm)
 {
     for (size_t i = 0; i < mm->count; i++)
         module_free(mm->mods[i]);
+    for (size_t i = 0; i < mm->retired_count; i++)
+        module_free(mm->retired[i]);
+    free(mm->retired);
     free(mm->mods);
     free(mm->main_path);
     free(mm->interp_path);
@@ -72,6 +75,47 @@ struct module *module_find(const struct module_map *mm, uint64_t addr)
             return m;
     }
     return NULL;
+}
+
+/* Unloaded modules kept for symbols: a program that loads and unloads
+ * plugins all day must not grow us without bound. */
+#define RETIRED_MAX 64
+
+static void module_retire(struct module_map *mm, struct module *m)
+{
+    /* The same file unloaded from the same place before: the newer copy
+     * answers the same. */
+    size_t kept = 0;
+    for (size_t i = 0; i < mm->retired_count; i++) {
+        struct module *r = mm->retired[i];
+        if (r->start == m->start && r->inode == m->inode && strcmp(r->path, m->path) == 0)
+            module_free(r);
+        else
+            mm->retired[kept++] = r;
+    }
+    mm->retired_count = kept;
+    if (mm->retired_count == RETIRED_MAX) {
+        module_free(mm->retired[0]);
+        memmove(mm->retired, mm->retired + 1, (mm->retired_count - 1) * sizeof(*mm->retired));
+        mm->retired_count--;
+    }
+    if (mm->retired_count == mm->retired_cap) {
+        mm->retired_cap = mm->retired_cap ? mm->retired_cap * 2 : 8;
+        mm->retired = xreallocarray(mm->retired, mm->retired_cap, sizeof(*mm->retired));
+    }
+    m->intercepts_placed = false;
+    mm->retired[mm->retired_count++] = m;
+}
+
+struct module *module_find_any(const struct module_map *mm, uint64_t addr)
+{
+    struct module *m = module_find(mm, addr);
+    for (size_t i = mm->retired_count; !m && i > 0; i--) {
+        struct module *r = mm->retired[i - 1];
+        if (addr >= r->start && addr < r->end)
+            m = r;
+    }
+    return m;
 }
 
 static bool is_elf_candidate(const struct map_entry *e)
@@ -204,7 +248,7 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
         if (m->generation != mm->generation) {
             if (gone)
                 gone(ctx, m);
-            module_free(m);
+            module_retire(mm, m);
         } else {
             mm->mods[kept++] = m;
         }

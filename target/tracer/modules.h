@@ -45,14 +45,22 @@ struct module_map {
     struct file_locator *locator;
     char *main_path;        /* /proc/PID/exe */
     char *interp_path;
+    /* Modules unloaded since (dlclose), newest last: allocation stacks
+     * recorded while they were mapped still name their functions. */
+    struct module **retired;
+    size_t retired_count, retired_cap;
 };
 
 void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc);
 void module_map_destroy(struct module_map *mm);
-/* Rereads /proc/PID/maps: adds new modules, drops unmapped ones.  Calls
- * gone(ctx, module) before a module is freed. */
+/* Rereads /proc/PID/maps: adds new modules, retires unmapped ones (see
+ * module_find_any).  Calls gone(ctx, module) when a module is unmapped. */
 int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct module *m), void *ctx);
 struct module *module_find(const struct module_map *mm, uint64_t addr);
+/* For reports: the mapped module at addr, else the latest unloaded one that
+ * was there.  A library unloaded and replaced at the same addresses by
+ * another one is shadowed by it. */
+struct module *module_find_any(const struct module_map *mm, uint64_t addr);
 
 /* The file as mapped (for breakpoint placement); NULL if unreadable. */
 struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m);

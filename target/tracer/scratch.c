@@ -150,3 +150,10 @@ int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uin
     *slot = page.addr + SCRATCH_SLOTS_OFF;
     return 0;
 }
+
+void scratch_release_slots(struct tracee *t, uint64_t near)
+{
+    for (unsigned i = 0; i < t->scratch_count; i++)
+        if (t->scratch[i].near == near)
+            t->scratch[i].slots_used = 0;
+}

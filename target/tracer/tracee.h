@@ -26,6 +26,12 @@ struct pending_call {
     uint32_t stack_id;
 };
 
+/* The last release function (free, delete) a thread entered. */
+struct release_entry {
+    const struct intercept_fn *fn;
+    uint64_t sp, ret_addr, ptr;
+};
+
 enum thread_state {
     THREAD_RUNNING,
     THREAD_STOPPED,       /* in a ptrace-stop, not yet resumed */
@@ -40,6 +46,7 @@ struct thread {
     bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
+    struct release_entry last_release; /* release_chain.c */
 };
 
 struct breakpoint {
@@ -126,6 +133,8 @@ uint64_t scratch_trampoline(const struct tracee *t, uint64_t near);
 /* A slot for a breakpoint in module `near`, mapping a page when needed.
  * th must be stopped; all other threads stopped when no page exists yet. */
 int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uint64_t *slot);
+/* Every slot reserved for module `near` is free again (it was unloaded). */
+void scratch_release_slots(struct tracee *t, uint64_t near);
 /* Runs one system call in the stopped thread th. */
 int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t args[6], uint64_t *ret);
 

@@ -1,0 +1,21 @@
+#include "target/tracer/release_chain.h"
+
+bool release_continues(struct thread *th, const struct intercept_fn *fn,
+                       const struct arch_regs *regs, uint64_t ret_addr)
+{
+    if (!fn->releases) {
+        /* An allocation in between: a release of the same pointer from
+         * the same call site is the program's next release (a loop of
+         * new and delete gets the same block each time). */
+        th->last_release.fn = NULL;
+        return false;
+    }
+    struct release_entry now = {fn, arch_sp(regs), ret_addr, arch_arg(regs, 0)};
+    struct release_entry *last = &th->last_release;
+    /* Another function is required: a program calling free(p) twice from
+     * one call site in a loop is a double free, not a chain. */
+    bool chained = last->fn && last->fn != fn && last->sp == now.sp &&
+                   last->ret_addr == now.ret_addr && last->ptr == now.ptr;
+    *last = now;
+    return chained;
+}
