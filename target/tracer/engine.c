@@ -96,7 +96,9 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
 
 static void place_intercepts(struct tracee *t, struct thread *th, struct module *m)
 {
-    if (m->intercepts_placed || m->is_interp)
+    /* The dynamic linker too: musl's is its libc, malloc and all (glibc's
+     * exports none of these names). */
+    if (m->intercepts_placed)
         return;
     unsigned placed = 0;
     for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {

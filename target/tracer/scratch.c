@@ -64,11 +64,46 @@ static int wait_for_trap(struct thread *th)
     }
 }
 
+/* A thread stopped inside a system call of its own (the exec event stops
+ * inside execve) gets that call's return value written over the register
+ * of the call number when it resumes: an injected call would run as
+ * another call.  So it first leaves its call onto a trap at its PC, marked
+ * as not in a call (no restart either: the caller restores the registers
+ * it had, restart and all). */
+static int leave_syscall(struct tracee *t, struct thread *th, const struct arch_regs *saved)
+{
+    uint8_t orig[ARCH_BREAKPOINT_LEN];
+    uint64_t pc = arch_pc(saved);
+    if (target_mem_read(&t->mem, pc, orig, sizeof(orig)) < 0 ||
+        target_mem_write(&t->mem, pc, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN) < 0)
+        return -EFAULT;
+    struct arch_regs regs = *saved;
+    const uint64_t none[6] = {0, 0, 0, 0, 0, 0};
+    arch_setup_syscall(&regs, pc, 0, none);
+    int rc = 0;
+    if (arch_set_regs(th->tid, &regs) < 0 || ptrace(PTRACE_CONT, th->tid, NULL, NULL) < 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = wait_for_trap(th);
+    target_mem_write(&t->mem, pc, orig, sizeof(orig));
+    return rc;
+}
+
 int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t args[6], uint64_t *ret)
 {
     struct arch_regs saved, regs;
     if (arch_get_regs(th->tid, &saved) < 0)
         return -errno;
+    /* Before the first page, the call runs at the thread's PC, where it may
+     * have stopped inside a call of its own (the exec event). */
+    if (!t->scratch_count) {
+        int rc = leave_syscall(t, th, &saved);
+        if (rc < 0) {
+            if (rc != -ESRCH)
+                arch_set_regs(th->tid, &saved);
+            return rc;
+        }
+    }
     uint8_t orig[16];
     uint64_t code;
     bool patched = false;
