@@ -3,11 +3,15 @@
  * It counts what it does and prints the expected figures on its last line:
  *   expect: ALLOCS FREES BYTES_ALLOCATED IN_USE_BYTES IN_USE_BLOCKS MAPPED
  * Nothing here may make the C library allocate behind the program's back:
- * no stdio (glibc allocates stdout's buffer), output through write(2). */
+ * no stdio (glibc allocates stdout's buffer), output through write(2).
+ * With the argument "stop" it first stops itself (SIGSTOP), so that what a
+ * static C library allocated before main can be cleared from the books. */
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,8 +38,10 @@ static void release(void *p, size_t size)
 
 static void *keep[64];
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "stop") == 0)
+        raise(SIGSTOP);
     for (int i = 0; i < 20; i++)
         keep[i] = counted(malloc(16 * (size_t)i + 1), 16 * (size_t)i + 1);
     for (int i = 0; i < 20; i += 2)

@@ -41,6 +41,10 @@ static bool call_is_internal(struct tracee *t, struct thread *th, const struct i
         return true;
     if (!intercept_is_map_op(fn->op) && th->ncalls == 0)
         return false;
+    /* A static executable is its own C library: its mappings are the
+     * program's unless made inside an intercepted call (malloc's). */
+    if (th->ncalls == 0 && module_is_static_executable(t->modules, ret_addr))
+        return false;
     return caller_is_allocator(t, ret_addr);
 }
 

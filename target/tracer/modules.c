@@ -360,6 +360,15 @@ struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
     return m->cfi;
 }
 
+bool module_is_static_executable(struct module_map *mm, uint64_t addr)
+{
+    struct module *m = module_find(mm, addr);
+    if (!m || !m->is_main)
+        return false;
+    struct elf_file *f = module_mapped_elf(mm, m);
+    return f && elf_file_interp(f) == NULL;
+}
+
 uint64_t module_export_addr(struct module_map *mm, struct module *m, const char *name)
 {
     struct elf_file *f = module_mapped_elf(mm, m);

@@ -69,6 +69,10 @@ struct cfi_table *module_cfi(struct module_map *mm, struct module *m);
 /* Function and file:line lookups; NULL without any symbols. */
 struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m);
 
+/* Does addr lie in the executable, and is it statically linked (no
+ * dynamic linker)? */
+bool module_is_static_executable(struct module_map *mm, uint64_t addr);
+
 /* Runtime address of an exported function of the module, or 0. */
 uint64_t module_export_addr(struct module_map *mm, struct module *m, const char *name);
 

@@ -136,7 +136,9 @@ static int scratch_map_page(struct tracee *t, struct thread *th, uint64_t near, 
 {
     /* Ask for a page just below the module: RIP-relative operands of the
      * displaced instructions must stay within reach (+-2 GiB). */
-    uint64_t hint = near > (1u << 24) ? (near - (1u << 20)) & ~(uint64_t)(SCRATCH_PAGE_SIZE - 1) : 0;
+    /* (A static executable sits at 4 MiB: 1 MiB below it is still far
+     * above mmap_min_addr.) */
+    uint64_t hint = near >= (2u << 20) ? (near - (1u << 20)) & ~(uint64_t)(SCRATCH_PAGE_SIZE - 1) : 0;
     uint64_t args[6] = {hint, SCRATCH_PAGE_SIZE, PROT_READ | PROT_EXEC,
                         MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0};
     uint64_t addr = 0;
