@@ -174,7 +174,7 @@ int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uin
             return 0;
         }
     }
-    struct scratch_page page;
+    struct scratch_page page = {0};
     int rc = scratch_map_page(t, th, near, &page);
     if (rc < 0)
         return rc;
