@@ -7,6 +7,7 @@
 #  - intercept_counts prints the figures it expects (checked against
 #    valgrind on its glibc build first, so the program's arithmetic is
 #    right);
+#  - the same program linked statically with musl;
 #  - intercept_dlopen loading the plugin (dlopen through musl's rendezvous)
 #    three times: the plugin's calls, summed below from its source.
 set -u
@@ -44,6 +45,15 @@ got=$(json_figures counts.json)
 echo "counts_musl: expected $want | memtrace $got"
 [ -n "$want" ] && [ "$want" = "$got" ] || fail "musl figures differ (allocs frees bytes in_use_bytes in_use_blocks mapped)"
 grep -q 'libc.so: [0-9]* functions intercepted' counts.err || fail "musl's libc.so was not intercepted: $(cat counts.err)"
+
+# musl linked statically: found through .symtab; musl allocates nothing
+# before main, so the figures are the program's own with no clear.
+musl-gcc -std=gnu11 -static -g -O0 -o counts_musl_static "$src/intercept_counts.c" || fail "musl-gcc -static failed"
+"$MEMTRACE" -j -o static.json ./counts_musl_static > static.out 2> static.err || fail "memtrace failed: $(cat static.err)"
+want=$(sed -n 's/^expect: //p' static.out)
+got=$(json_figures static.json)
+echo "counts_musl_static: expected $want | memtrace $got"
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "static musl figures differ"
 
 # Each round r of plugin_work: 10 x (calloc, realloc = free + alloc, free)
 # with sizes (i+1)(8+r) then 100(i+1); 10 x new(24+i)/delete; new[](100+r)
