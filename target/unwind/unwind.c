@@ -107,7 +107,7 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
     }
     /* Where the return-address column is not the pc (arm, aarch64), the
      * caller resumes at the return address. */
-    next.r[UNWIND_DWARF_PC] = next.r[row->ra_column];
+    next.r[UNWIND_DWARF_PC] = ARCH_RA_TO_PC(next.r[row->ra_column]);   /* arm: Thumb bit */
     next.valid |= 1ull << UNWIND_DWARF_PC;
 
     *regs = next;
