@@ -94,7 +94,9 @@ BENCH_BIN := $(BUILD)/bench/allocbench
 ifeq ($(CROSS_COMPILE),)
 all: target/memtrace host-fs/memtrace-fs
 else
-all: $(BUILD)/memtrace
+# Cross builds also make the programs that arch_cross_*.sh run under qemu.
+CROSS_TOOLS := $(patsubst selftest/cross/%.c,$(BUILD)/cross/%,$(wildcard selftest/cross/*.c))
+all: $(BUILD)/memtrace $(CROSS_TOOLS)
 endif
 
 $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB)
@@ -123,6 +125,10 @@ host-fs/memtrace-fs: $(BUILD)/memtrace-fs
 $(BUILD)/unit/%: selftest/unit/%.c $(BUILD)/libmt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS) -lelf
+
+$(BUILD)/cross/%: selftest/cross/%.c $(BUILD)/libmt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS)
 
 # Programs with known allocation behaviour: built for gdb and valgrind to read.
 $(BUILD)/selftest/%: selftest/programs/%.c
