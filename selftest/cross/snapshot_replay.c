@@ -120,6 +120,8 @@ static int load(const char *path, struct snapshot *s, struct module_map *mm)
             snprintf(file, sizeof(file), "%s%s", dir, word);
             s->mem_addr = a;
             s->mem = slurp(file, &s->mem_len);
+            if (s->mem_len > b)
+                s->mem_len = (size_t)b;   /* the bytes the snapshot vouches for */
         } else if (sscanf(line, "section %llx %llx %255s %n", &a, &b, word, &off) == 3) {
             struct module_seen *m = seen_for(seen, &nseen, line + off);
             if (!m || a >= b)
@@ -251,7 +253,8 @@ static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_o
         struct unwind_memory mem = {read_mem, s};
         struct unwind_lookup lookup = {find_cfi, &mm};
         uint64_t pcs[MAX_FRAMES];
-        int n = unwind_stack(&s->regs, &mem, &lookup, pcs, MAX_FRAMES);
+        /* As capture_stack does: every snapshot is at a function's entry. */
+        int n = unwind_stack_at_entry(&s->regs, &mem, &lookup, pcs, MAX_FRAMES);
         char why[600];
         printf("%s: memtrace %d frames, gdb %d\n", path, n, s->nframes);
         for (int i = 0; i < n || i < s->nframes; i++) {

@@ -5,7 +5,8 @@
 #
 # Environment: CAP_SOCK (qemu -g socket path), CAP_PROG (the program, host
 # path), CAP_SYSROOT (the target's root, e.g. /usr/aarch64-linux-gnu),
-# CAP_OUT (directory), CAP_BREAK (function, default malloc), CAP_MAX (stops).
+# CAP_OUT (directory), CAP_BREAK (function, default malloc), CAP_MAX (stops),
+# CAP_START (function after which to record, default main).
 #
 # Format: version 1 of selftest/tests/unwind_capture.py (memtrace-unwind-
 # snapshot, arch, addr_size, endian, reg, memory, frame), except that qemu's
@@ -78,15 +79,20 @@ def snapshot(n):
     for (s, e, name, path) in sections():
         lines.append("section 0x%x 0x%x %s %s" % (s, e, name, path))
     # Inlined and tail-call frames are not on the stack: a CFI unwinder
-    # cannot see them (as in unwind_capture.py).
-    virtual = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
-    f, i = frame, 0
+    # cannot see them (as in unwind_capture.py).  A real frame's name and
+    # line are those of the innermost function inlined at its pc, as
+    # addr2line -f -i names it first (and memtrace's symbolizer does).
+    f, i, inner = frame, 0, None
     while f is not None:
-        if f.type() not in virtual:
+        if f.type() == gdb.INLINE_FRAME:
+            inner = inner or f
+        elif f.type() != gdb.TAILCALL_FRAME:
+            named = inner or f
+            inner = None
             lines.append("frame %d 0x%x" % (i, f.pc() & mask))
-            fn = f.function()
-            lines.append("func %d %s" % (i, fn.name if fn else (f.name() or "??")))
-            sal = f.find_sal()
+            fn = named.function()
+            lines.append("func %d %s" % (i, fn.name if fn else (named.name() or "??")))
+            sal = named.find_sal()
             if sal.symtab is not None and sal.line:
                 lines.append("line %d %d %s" % (i, sal.line, sal.symtab.filename))
             i += 1
@@ -106,10 +112,17 @@ try:
 except gdb.error:
     pass
 gdb.execute("set sysroot " + os.environ["CAP_SYSROOT"])
+# Libraries outside the sysroot (a test's own .so) are found beside the
+# program.
+gdb.execute("set solib-search-path " + os.path.dirname(os.environ["CAP_PROG"]))
 gdb.execute("file " + os.environ["CAP_PROG"])
 gdb.execute("target remote " + os.environ["CAP_SOCK"])
-gdb.execute("break main")
+# Recording starts when START is reached: main, or a function of a library
+# that is not loaded yet (a pending breakpoint).
+gdb.execute("set breakpoint pending on")
+gdb.execute("break " + os.environ.get("CAP_START", "main"))
 gdb.execute("continue")
+gdb.execute("delete")
 # The function's first instruction, not gdb's after-prologue guess: that is
 # where memtrace stops a thread, with the return address still in lr/x30.
 entry = int(gdb.parse_and_eval("(unsigned long)&%s" % BREAK))
@@ -127,4 +140,7 @@ while count < MAX:
     snapshot(count)
     count += 1
 print("arch_cross_capture: %d snapshots" % count)
-gdb.execute("kill")
+try:
+    gdb.execute("kill")
+except gdb.error:
+    pass   # it has exited
