@@ -175,6 +175,10 @@ fuzz:
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c selftest/cross
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
 
 cross:

@@ -61,7 +61,7 @@ static void emit_jump(struct emitter *e, uint64_t target, unsigned scratch)
 {
     int64_t off = (int64_t)(target - here(e));
     if (off >= -B_RANGE && off < B_RANGE) {
-        emit(e, 0x14000000u | ((uint32_t)(off >> 2) & 0x3ffffffu));
+        emit(e, 0x14000000u | ((uint32_t)((uint64_t)off >> 2) & 0x3ffffffu));
         return;
     }
     emit(e, 0x58000040u | scratch);          /* ldr xs, .+8 */
