@@ -24,7 +24,29 @@ endif
 
 CC := $(CROSS_COMPILE)gcc
 CXX := $(CROSS_COMPILE)g++
+AR := $(CROSS_COMPILE)ar
 ARCH_CFLAGS :=
+CROSS_LDFLAGS :=
+# Cross builds (`make cross`).  Debian's gcc-aarch64-linux-gnu and
+# gcc-arm-linux-gnueabihf conflict with gcc-multilib (the i386 build needs
+# it), so without <triple>-gcc on PATH clang cross-compiles against the
+# libc6-dev-*-cross sysroot and libgcc-12-dev-*-cross, and lld links.  The
+# target's zlib comes from its sysroot when there is one, else it is built
+# from source by selftest/cross-zlib.sh (see there why).
+ifneq ($(CROSS_COMPILE),)
+CROSS_TRIPLE := $(patsubst %-,%,$(CROSS_COMPILE))
+ifeq ($(shell command -v $(CROSS_COMPILE)gcc 2>/dev/null),)
+CC := clang --target=$(CROSS_TRIPLE)
+CXX := clang++ --target=$(CROSS_TRIPLE)
+AR := llvm-ar
+CROSS_LDFLAGS := -fuse-ld=lld
+endif
+ifeq ($(wildcard $(shell $(CC) -print-file-name=libz.a)),)
+CROSS_ZLIB := $(BUILD)/zlib/libz.a
+ARCH_CFLAGS += -I$(BUILD)/zlib/include
+CROSS_LDFLAGS += -L$(BUILD)/zlib
+endif
+endif
 ifeq ($(ARCH),i386)
 ARCH_CFLAGS := -m32
 endif
@@ -34,7 +56,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmis
 CFLAGS ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE $(CFLAGS)
 LDFLAGS ?=
-ALL_LDFLAGS := $(ARCH_CFLAGS) $(LDFLAGS)
+ALL_LDFLAGS := $(ARCH_CFLAGS) $(CROSS_LDFLAGS) $(LDFLAGS)
 
 ifeq ($(SAN),1)
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -43,8 +65,8 @@ endif
 
 ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c
 ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
-ARCH_SRCS_aarch64 := arch/aarch64.c
-ARCH_SRCS_arm := arch/arm.c
+ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c
+ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c
 ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
 
 SHARED_SRCS := $(wildcard shared/*.c)
@@ -72,16 +94,21 @@ BENCH_BIN := $(BUILD)/bench/allocbench
 ifeq ($(CROSS_COMPILE),)
 all: target/memtrace host-fs/memtrace-fs
 else
-all: $(BUILD)/memtrace
+# Cross builds also make the programs that arch_cross_*.sh run under qemu.
+CROSS_TOOLS := $(patsubst selftest/cross/%.c,$(BUILD)/cross/%,$(wildcard selftest/cross/*.c))
+all: $(BUILD)/memtrace $(CROSS_TOOLS)
 endif
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libmt.a: $(LIB_OBJS)
 	@rm -f $@
-	$(CROSS_COMPILE)ar rcs $@ $^
+	$(AR) rcs $@ $^
+
+$(BUILD)/zlib/libz.a:
+	selftest/cross-zlib.sh $(BUILD)/zlib $(CC) $(ARCH_CFLAGS)
 
 $(BUILD)/memtrace: $(MAIN_OBJ) $(BUILD)/libmt.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TARGET_LIBS)
@@ -98,6 +125,10 @@ host-fs/memtrace-fs: $(BUILD)/memtrace-fs
 $(BUILD)/unit/%: selftest/unit/%.c $(BUILD)/libmt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS) -lelf
+
+$(BUILD)/cross/%: selftest/cross/%.c $(BUILD)/libmt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS)
 
 # Programs with known allocation behaviour: built for gdb and valgrind to read.
 $(BUILD)/selftest/%: selftest/programs/%.c
@@ -124,6 +155,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 tests-build
 	$(MAKE) tests-build
+	$(MAKE) cross
 	MT_BUILD=build-asan MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh
 
 test: tests-build
@@ -143,6 +175,10 @@ fuzz:
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c selftest/cross
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
 
 cross:

@@ -40,10 +40,13 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_DWARF_RA 30
 #define ARCH_PTR_SIZE 8
 #define ARCH_STACK_REDZONE 0
-#define ARCH_BREAKPOINT_LEN 4
+#define ARCH_BREAKPOINT_LEN 4       /* brk #0 */
+/* Pointer authentication (PAC) bits in a saved return address are not
+ * stripped: the unwinder sees them only in code built with
+ * -mbranch-protection on a CPU that has PAC, and then stops there. */
 typedef struct user_pt_regs arch_user_regs;
 #elif defined(__arm__)
-#include <asm/ptrace.h>
+#include <sys/user.h>   /* not asm/ptrace.h: its PTRACE_* macros break sys/ptrace.h */
 #define ARCH_NAME "arm"
 #define ARCH_DWARF_NREGS 16       /* r0..r15 */
 #define ARCH_DWARF_SP 13
@@ -51,10 +54,24 @@ typedef struct user_pt_regs arch_user_regs;
 #define ARCH_DWARF_RA 14
 #define ARCH_PTR_SIZE 4
 #define ARCH_STACK_REDZONE 0
-#define ARCH_BREAKPOINT_LEN 4
-typedef struct pt_regs arch_user_regs;
+#define ARCH_BREAKPOINT_LEN 4       /* ARM-state udf, the kernel's ptrace breakpoint */
+/* A return address into Thumb code has bit 0 set: the caller's pc is the
+ * address without it. */
+#define ARCH_RA_TO_PC(ra) ((ra) & ~(uint64_t)1)
+/* Thumb-state breakpoints, for when the engine learns the state of the
+ * function it patches (bit 0 of its symbol): a 16-bit udf the kernel treats
+ * as a breakpoint, and its 32-bit Thumb-2 form. */
+#define ARM_THUMB_BREAKPOINT 0xde01u
+#define ARM_THUMB2_BREAKPOINT 0xf7f0a000u
+typedef struct user_regs arch_user_regs;   /* uregs[0..15] = r0..pc, [16] cpsr */
 #else
 #error "memtrace: no arch/ support for this CPU"
+#endif
+
+/* The caller's pc from a return address found by the unwinder (arm clears
+ * the Thumb bit; elsewhere they are the same). */
+#ifndef ARCH_RA_TO_PC
+#define ARCH_RA_TO_PC(ra) (ra)
 #endif
 
 /* The register file of one stopped thread, as ptrace gives it. */

@@ -9,7 +9,12 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev
       avahi-daemon avahi-utils dbus iproute2 gdb valgrind binutils elfutils
       libc6-dbg musl-tools gcc-multilib g++-multilib clang libclang-rt-14-dev
       lld llvm heaptrack tmux
-      cppcheck clang-tidy python3)
+      cppcheck clang-tidy python3
+      # arm/aarch64 cross builds with clang + lld (gcc-<triple> would remove
+      # gcc-multilib), target zlib from binutils-source, qemu + gdb for the
+      # snapshot tests: see selftest/cross-zlib.sh and the Makefile
+      libc6-dev-arm64-cross libc6-dev-armhf-cross libgcc-12-dev-arm64-cross
+      libgcc-12-dev-armhf-cross binutils-source qemu-user gdb-multiarch)
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -55,7 +55,7 @@ uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs)
     struct unwind_lookup lookup = {.find = capture_find_cfi, .ctx = &ctx};
     uint64_t pcs[MAX_DEPTH];
     unsigned depth = t->opts.depth < MAX_DEPTH ? t->opts.depth : MAX_DEPTH;
-    int n = unwind_stack(&ur, &mem, &lookup, pcs, (int)depth);
+    int n = unwind_stack_at_entry(&ur, &mem, &lookup, pcs, (int)depth);
     if (n < 1) {
         pcs[0] = arch_pc(regs);
         n = 1;

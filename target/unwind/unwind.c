@@ -107,7 +107,7 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
     }
     /* Where the return-address column is not the pc (arm, aarch64), the
      * caller resumes at the return address. */
-    next.r[UNWIND_DWARF_PC] = next.r[row->ra_column];
+    next.r[UNWIND_DWARF_PC] = ARCH_RA_TO_PC(next.r[row->ra_column]);   /* arm: Thumb bit */
     next.valid |= 1ull << UNWIND_DWARF_PC;
 
     *regs = next;
@@ -116,8 +116,11 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
     return 0;
 }
 
-int unwind_stack(const struct unwind_regs *regs, const struct unwind_memory *mem,
-                 const struct unwind_lookup *lookup, uint64_t *pcs, int max)
+/* first_exact: frame 0's pc is where the thread stopped (else a return
+ * address, looked up inside the call). */
+static int unwind_from(const struct unwind_regs *regs, bool first_exact,
+                       const struct unwind_memory *mem, const struct unwind_lookup *lookup,
+                       uint64_t *pcs, int max)
 {
     if (max <= 0 || !reg_known(regs, UNWIND_DWARF_PC))
         return 0;
@@ -127,7 +130,7 @@ int unwind_stack(const struct unwind_regs *regs, const struct unwind_memory *mem
         return 0;
     pcs[0] = pc;
     int n = 1;
-    bool exact = true;           /* frame 0's pc is where the thread stopped */
+    bool exact = first_exact;
     bool prev_signal = false;    /* the last frame stepped through was a signal frame */
     bool have_prev_cfa = false;
     uint64_t prev_cfa = 0;
@@ -154,4 +157,28 @@ int unwind_stack(const struct unwind_regs *regs, const struct unwind_memory *mem
         pcs[n++] = signal_frame ? (pc | UNWIND_PC_EXACT) : pc;
     }
     return n;
+}
+
+int unwind_stack(const struct unwind_regs *regs, const struct unwind_memory *mem,
+                 const struct unwind_lookup *lookup, uint64_t *pcs, int max)
+{
+    return unwind_from(regs, true, mem, lookup, pcs, max);
+}
+
+int unwind_stack_at_entry(const struct unwind_regs *regs, const struct unwind_memory *mem,
+                          const struct unwind_lookup *lookup, uint64_t *pcs, int max)
+{
+#if ARCH_DWARF_RA != UNWIND_DWARF_PC
+    /* arm, aarch64: the return address is still in its register and sp is
+     * the caller's, so frame 1 needs no CFI (an armhf libc has only
+     * .ARM.exidx, which is not read). */
+    if (max < 2 || !reg_known(regs, UNWIND_DWARF_PC) || !reg_known(regs, ARCH_DWARF_RA))
+        return unwind_stack(regs, mem, lookup, pcs, max);
+    pcs[0] = regs->r[UNWIND_DWARF_PC];
+    struct unwind_regs caller = *regs;
+    caller.r[UNWIND_DWARF_PC] = ARCH_RA_TO_PC(regs->r[ARCH_DWARF_RA]);
+    return 1 + unwind_from(&caller, false, mem, lookup, pcs + 1, max - 1);
+#else
+    return unwind_stack(regs, mem, lookup, pcs, max);
+#endif
 }

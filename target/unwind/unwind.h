@@ -44,6 +44,12 @@ struct unwind_lookup {
 int unwind_stack(const struct unwind_regs *regs, const struct unwind_memory *mem,
                  const struct unwind_lookup *lookup, uint64_t *pcs, int max);
 
+/* The same for a thread stopped at a function's first instruction (every
+ * intercepted call): where the return address is in a register, frame 1
+ * comes from it without CFI.  Elsewhere the same as unwind_stack. */
+int unwind_stack_at_entry(const struct unwind_regs *regs, const struct unwind_memory *mem,
+                          const struct unwind_lookup *lookup, uint64_t *pcs, int max);
+
 /* One step: from the registers of a frame (at pc, exact or a return address)
  * to its caller's.  0 on success, 1 at the outermost frame, -1 on error.
  * *signal_frame says the caller was interrupted (its pc is exact). */
