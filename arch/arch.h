@@ -20,6 +20,9 @@
 #define ARCH_STACK_REDZONE 128
 #define ARCH_BREAKPOINT_LEN 1
 typedef struct user_regs_struct arch_user_regs;
+/* PTRACE_POKEUSER offset of the PC: writing one word costs less than a
+ * whole PTRACE_SETREGS (undefined where POKEUSER cannot do it). */
+#define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, rip)
 #elif defined(__i386__)
 #include <sys/user.h>
 #define ARCH_NAME "i386"
@@ -31,6 +34,7 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 1
 typedef struct user_regs_struct arch_user_regs;
+#define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, eip)
 #elif defined(__aarch64__)
 #include <asm/ptrace.h>
 #define ARCH_NAME "aarch64"

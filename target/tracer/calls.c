@@ -92,11 +92,40 @@ static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
         arch_set_pc(regs, bp->slot_addr);
 }
 
+/* perf: a free of a block the books know, with no intercepted call open on
+ * the thread, needs neither the caller nor the stack, so its stop reads no
+ * target memory at all.  Every other entry reads the return address from
+ * the stack window that the capture of its stack then reuses. */
+static bool entry_needs_caller(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                               const struct arch_regs *regs)
+{
+    if (!fn->releases || th->ncalls > 0)
+        return true;
+    uint64_t addr = arch_arg(regs, 0);
+    return addr && !heap_lookup(t->books, addr, NULL);
+}
+
+static uint64_t entry_return_address(struct stack_window *w, const struct arch_regs *regs,
+                                     struct arch_return_slot *slot)
+{
+    *slot = arch_return_slot_at_entry(regs);
+    if (!slot->in_memory)
+        return arch_return_reg(regs);
+    uint64_t ret = 0;
+    stack_window_read(w, slot->addr, &ret, ARCH_PTR_SIZE);
+    return ret;
+}
+
 void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs)
 {
     const struct intercept_fn *fn = bp->fn;
-    struct arch_return_slot slot;
-    uint64_t ret_addr = call_return_address(t, regs, &slot);
+    struct stack_window w;
+    stack_window_init(&w, t, arch_sp(regs));
+    struct arch_return_slot slot = {0};
+    /* 0 is no module's address: "not the allocator's own call". */
+    uint64_t ret_addr = 0;
+    if (entry_needs_caller(t, th, fn, regs))
+        ret_addr = entry_return_address(&w, regs, &slot);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
@@ -109,7 +138,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
                 c->args[i] = arch_arg(regs, i);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
-            c->stack_id = capture_stack(t, regs);
+            c->stack_id = capture_stack_in(&w, regs);
             if (slot.in_memory) {
                 if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
                     th->ncalls--; /* cannot catch the return: the call is lost */

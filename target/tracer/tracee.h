@@ -110,6 +110,10 @@ struct pending_call *thread_push_call(struct thread *th);
 /* Calls over all threads: fn(th, ctx) for each. */
 void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread *, void *), void *ctx);
 
+/* regs_write.c: writes back only what changed in now since was (the
+ * registers read at the stop).  0, or -1 with errno. */
+int regs_write_changes(pid_t tid, const struct arch_regs *was, const struct arch_regs *now);
+
 /* breakpoints.c */
 struct breakpoint *bp_find(struct tracee *t, uint64_t addr);
 struct breakpoint *bp_add(struct tracee *t, uint64_t addr);
