@@ -7,6 +7,7 @@
 #include "shared/log.h"
 #include "target/heap/heap.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/return_sites.h"
 
 static enum alloc_kind family_kind(enum intercept_family f)
 {
@@ -131,7 +132,11 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
         if (fn->releases) {
             record_release(t, fn, arch_arg(regs, 0), ret_addr);
         } else {
-            uint64_t tramp = scratch_trampoline(t, bp->module_start);
+            /* perf: the call site's own stub, so that the return stop
+             * writes no register; else the shared trampoline. */
+            uint64_t tramp = slot.in_memory ? return_stub_for(t, th, ret_addr) : 0;
+            if (!tramp)
+                tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
             for (int i = 0; i < 5; i++)
@@ -234,7 +239,11 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
         i = th->ncalls;
     struct pending_call c = th->calls[i - 1];
     th->ncalls = i - 1;
-    arch_set_pc(regs, c.orig_ret);
+    /* A stub that jumps to the return address lets the thread go on from
+     * where it stopped; the shared trampoline needs the PC moved there. */
+    uint64_t via = 0;
+    if (!return_stub_at(t, arch_breakpoint_addr_from_pc(arch_pc(regs)), &via) || via != c.orig_ret)
+        arch_set_pc(regs, c.orig_ret);
     record_result(t, &c, arch_retval(regs));
 }
 

@@ -19,6 +19,7 @@
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/return_sites.h"
 
 #define PTRACE_OPTIONS                                                                            \
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
@@ -195,6 +196,7 @@ static void reset_address_space(struct tracee *t)
     free(t->scratch);
     t->scratch = NULL;
     t->scratch_count = t->scratch_cap = 0;
+    return_sites_free(t);
     t->rendezvous_addr = 0;
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
@@ -649,6 +651,7 @@ void tracer_free(struct tracee *t)
     free(t->threads);
     free(t->bps);
     free(t->scratch);
+    return_sites_free(t);
     module_map_destroy(t->modules);
     free(t->modules);
     heap_books_free(t->books);
