@@ -155,7 +155,10 @@ for c in "${CONFIGS[@]}"; do
     read -r mt mt_ex <<<"$(per_call mt "$th" "$dp" "$ST_MT")"
     stops=$(stops_per_call "$th" "$dp")
     x_floor=$(calc "$mt / $FLOOR" 1)
-    ratio=$(calc "$mt / ($stops * $FLOOR)" 2)
+    # The target is about the cost of each call: the fixed cost of starting
+    # and of writing the final report (symbolizing) is taken out.
+    ratio_all=$(calc "$mt / ($stops * $FLOOR)" 2)
+    ratio=$(calc "$mt_ex / ($stops * $FLOOR)" 2)
     verdict=$(awk "BEGIN { print ($ratio <= 1.3) ? \"met\" : \"MISSED\" }")
     vg="n/a"; ht="n/a"
     if [ "$HAVE_VALGRIND" = 1 ]; then
@@ -167,7 +170,7 @@ for c in "${CONFIGS[@]}"; do
         ht="$h µs ($(calc "$h / $mt" 2)x memtrace; $h_ex w/o startup)"
     fi
     WORST_RATIO=$(awk "BEGIN { print ($ratio > $WORST_RATIO) ? $ratio : $WORST_RATIO }")
-    PERCALL_ROWS+=("$th thr, depth $dp, ${CALLS[$th$dp]} calls|$mt µs ($mt_ex w/o startup) = ${x_floor}x floor; $stops stops/call; overhead/(stops x floor) = ${ratio}x [target 1.3x: $verdict]|valgrind $vg|heaptrack $ht")
+    PERCALL_ROWS+=("$th thr, depth $dp, ${CALLS[$th$dp]} calls|$mt µs ($mt_ex w/o startup) = ${x_floor}x floor; $stops stops/call; w/o startup / (stops x floor) = ${ratio}x [target 1.3x: $verdict] (with startup ${ratio_all}x)|valgrind $vg|heaptrack $ht")
 done
 
 # Syscalls the tracer makes per stop (the floor needs 2: wait4 + PTRACE_CONT),
