@@ -20,6 +20,11 @@
 #define ARCH_STACK_REDZONE 128
 #define ARCH_BREAKPOINT_LEN 1
 typedef struct user_regs_struct arch_user_regs;
+/* PTRACE_POKEUSER offset of the PC: writing one word costs less than a
+ * whole PTRACE_SETREGS (undefined where POKEUSER cannot do it). */
+#define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, rip)
+/* arch_return_stub exists (see below). */
+#define ARCH_RETURN_STUB_LEN 16
 #elif defined(__i386__)
 #include <sys/user.h>
 #define ARCH_NAME "i386"
@@ -31,6 +36,7 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 1
 typedef struct user_regs_struct arch_user_regs;
+#define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, eip)
 #elif defined(__aarch64__)
 #include <asm/ptrace.h>
 #define ARCH_NAME "aarch64"
@@ -149,6 +155,13 @@ struct displace_plan {
 
 struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
                                    uint64_t slot_addr);
+
+#ifdef ARCH_RETURN_STUB_LEN
+/* A return stub for one call site, ARCH_RETURN_STUB_LEN bytes at stub_addr:
+ * the trap, then a jump to ret_addr.  A thread returning through it stops,
+ * and the tracer resumes it where it stopped, with no register write. */
+void arch_return_stub(uint8_t out[ARCH_RETURN_STUB_LEN], uint64_t stub_addr, uint64_t ret_addr);
+#endif
 
 /* A trap instruction (the return trampoline): the same as the breakpoint. */
 #define ARCH_TRAMPOLINE_LEN ARCH_BREAKPOINT_LEN

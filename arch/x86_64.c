@@ -47,6 +47,18 @@ uint64_t arch_retval(const struct arch_regs *regs) { return regs->user.rax; }
 
 uint64_t arch_breakpoint_addr_from_pc(uint64_t pc) { return pc - 1; }
 
+/* int3; jmp *0(%rip); .quad ret_addr; int3 (padding).  Absolute: the call
+ * site may lie anywhere in the address space. */
+void arch_return_stub(uint8_t out[ARCH_RETURN_STUB_LEN], uint64_t stub_addr, uint64_t ret_addr)
+{
+    (void)stub_addr;
+    static const uint8_t head[7] = {0xcc, 0xff, 0x25, 0x00, 0x00, 0x00, 0x00};
+    memcpy(out, head, sizeof(head));
+    for (int i = 0; i < 8; i++)
+        out[7 + i] = (uint8_t)(ret_addr >> (8 * i));
+    out[15] = 0xcc;
+}
+
 struct arch_return_slot arch_return_slot_at_entry(const struct arch_regs *regs)
 {
     struct arch_return_slot slot = {.in_memory = true, .addr = regs->user.rsp};

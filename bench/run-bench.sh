@@ -7,7 +7,8 @@
 #
 # Knobs (environment): BENCH_REPS (5), BENCH_ITERS (allocbench rounds per
 # thread, 3000; each round makes 4 calls), BENCH_FLOOR_STOPS (20000),
-# BENCH_LIVE_SMALL (10000), BENCH_LIVE_BIG (1000000), BENCH_STACKS (4096).
+# BENCH_LIVE_SMALL (10000), BENCH_LIVE_BIG (1000000), BENCH_STACKS (4096),
+# BENCH_LIBS (200) and BENCH_THREADS (50) for the attach timing.
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,8 @@ FLOOR_STOPS=${BENCH_FLOOR_STOPS:-20000}
 LIVE_SMALL=${BENCH_LIVE_SMALL:-10000}
 LIVE_BIG=${BENCH_LIVE_BIG:-1000000}
 STACKS=${BENCH_STACKS:-4096}
+NLIBS=${BENCH_LIBS:-200}
+NTHREADS=${BENCH_THREADS:-50}
 
 MEMTRACE=$ROOT/target/memtrace
 MEMTRACE_FS=$ROOT/host-fs/memtrace-fs
@@ -25,8 +28,10 @@ ALLOCBENCH=$ROOT/$BUILD/bench/allocbench
 BIN=$ROOT/$BUILD/bench
 TMP=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
 FS_PID=
+ML_PID=
 cleanup() {
     [ -n "$FS_PID" ] && kill $(pgrep -P "$FS_PID") "$FS_PID" 2>/dev/null
+    [ -n "$ML_PID" ] && kill "$ML_PID" 2>/dev/null
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -36,9 +41,11 @@ progress() { echo "bench: $*" >&2; }
 
 for f in "$MEMTRACE" "$ALLOCBENCH"; do [ -x "$f" ] || die "$f missing (make all $BUILD/bench/allocbench)"; done
 mkdir -p "$BIN"
-for h in ptrace_floor peak_rss live_blocks many_stacks; do
+for h in ptrace_floor peak_rss live_blocks many_stacks attach_time; do
     gcc -O2 -g -Wall -Wextra -o "$BIN/$h" "bench/$h.c" || die "cannot build bench/$h.c"
 done
+gcc -O2 -g -Wall -Wextra -pthread -o "$BIN/many_libs" bench/many_libs.c -ldl ||
+    die "cannot build bench/many_libs.c"
 HAVE_VALGRIND=$(command -v valgrind >/dev/null && echo 1 || echo 0)
 HAVE_HEAPTRACK=$(command -v heaptrack >/dev/null && echo 1 || echo 0)
 HAVE_PERF=0
@@ -148,7 +155,10 @@ for c in "${CONFIGS[@]}"; do
     read -r mt mt_ex <<<"$(per_call mt "$th" "$dp" "$ST_MT")"
     stops=$(stops_per_call "$th" "$dp")
     x_floor=$(calc "$mt / $FLOOR" 1)
-    ratio=$(calc "$mt / ($stops * $FLOOR)" 2)
+    # The target is about the cost of each call: the fixed cost of starting
+    # and of writing the final report (symbolizing) is taken out.
+    ratio_all=$(calc "$mt / ($stops * $FLOOR)" 2)
+    ratio=$(calc "$mt_ex / ($stops * $FLOOR)" 2)
     verdict=$(awk "BEGIN { print ($ratio <= 1.3) ? \"met\" : \"MISSED\" }")
     vg="n/a"; ht="n/a"
     if [ "$HAVE_VALGRIND" = 1 ]; then
@@ -159,8 +169,23 @@ for c in "${CONFIGS[@]}"; do
         read -r h h_ex <<<"$(per_call ht "$th" "$dp" "$ST_HT")"
         ht="$h µs ($(calc "$h / $mt" 2)x memtrace; $h_ex w/o startup)"
     fi
-    PERCALL_ROWS+=("$th thr, depth $dp, ${CALLS[$th$dp]} calls|$mt µs ($mt_ex w/o startup) = ${x_floor}x floor; $stops stops/call; overhead/(stops x floor) = ${ratio}x [target 1.3x: $verdict]|valgrind $vg|heaptrack $ht")
+    WORST_RATIO=$(awk "BEGIN { print ($ratio > $WORST_RATIO) ? $ratio : $WORST_RATIO }")
+    PERCALL_ROWS+=("$th thr, depth $dp, ${CALLS[$th$dp]} calls|$mt µs ($mt_ex w/o startup) = ${x_floor}x floor; $stops stops/call; w/o startup / (stops x floor) = ${ratio}x [target 1.3x: $verdict] (with startup ${ratio_all}x)|valgrind $vg|heaptrack $ht")
 done
+
+# Syscalls the tracer makes per stop (the floor needs 2: wait4 + PTRACE_CONT),
+# counted by strace -c on memtrace alone: 1000 rounds minus 0 rounds.
+SYSC_PER_STOP=n/a
+if command -v strace >/dev/null; then
+    sysc() {
+        strace -c -o "$TMP/sc" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$1" 8 1 >/dev/null 2>&1
+        awk '$NF != "total" && $4 ~ /^[0-9]+$/ {n += $4} END {print n+0}' "$TMP/sc"
+    }
+    s0=$(sysc 0)
+    s1=$(sysc 1000)
+    SYSC_PER_STOP=$(calc "($s1 - $s0) / ($(stops_per_call 1 8) * 4000)" 2)
+    SYSC_DETAIL=$(awk '$NF != "total" && $4 ~ /^[0-9]+$/ && $4 > 1000 {printf "%s%s %d", sep, $NF, $4; sep = ", "}' "$TMP/sc")
+fi
 
 # --- unwinding cost --------------------------------------------------------------
 # Same workload (1 thread, depth 32), memtrace keeping 1 frame versus 32:
@@ -212,6 +237,8 @@ REPORT_PER_STACK=$(calc "($(median "${rsn[@]}") - $(median "${rs1[@]}")) / $NSTA
 progress "tracer peak RSS (allocbench, 0 / $LIVE_SMALL / $LIVE_BIG live blocks)"
 RSS_AB=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" 8 2)
 RSS_0=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" 0)
+# Nothing left live, so the report symbolizes nothing: the tracing alone.
+RSS_TRACE=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" 0 16 nobuf)
 RSS_S=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
 RSS_B=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_BIG")
 grep -q "^live_blocks: $LIVE_BIG blocks" "$TMP/out" || die "live_blocks $LIVE_BIG under memtrace failed: $(tail -2 "$TMP/out")"
@@ -251,6 +278,51 @@ if [ -x "$MEMTRACE_FS" ]; then
     fi
 fi
 
+# --- attach ----------------------------------------------------------------------
+# NLIBS distinct shared libraries (one object each, linked two at a time),
+# a process with NTHREADS threads that dlopens them all, and the time from
+# starting `memtrace -p PID` until it says it attached (every thread
+# stopped, every module read, breakpoints placed, threads running again).
+progress "attach: building $NLIBS libraries, $NTHREADS threads"
+ATTACH="n/a"
+LIBDIR=$TMP/libs
+mkdir -p "$LIBDIR"
+for ((i = 0; i < NLIBS; i++)); do
+    printf 'static volatile int ml_data[%d] = {%d};\nint ml_%d(int x);\nint ml_%d(int x) { return x * %d + ml_data[0]; }\n' \
+        $((i + 1)) "$i" "$i" "$i" $((i + 3)) >"$LIBDIR/ml$i.c"
+done
+if (cd "$LIBDIR" && gcc -c -fPIC -O1 -g ml*.c &&
+    seq 0 $((NLIBS - 1)) | xargs -P2 -I{} gcc -shared -o libml{}.so ml{}.o); then
+    "$BIN/many_libs" "$LIBDIR" "$NLIBS" "$NTHREADS" >"$TMP/ml.out" 2>&1 &
+    ML_PID=$!
+    for ((w = 0; w < 100; w++)); do
+        grep -q '^many_libs: ready' "$TMP/ml.out" && break
+        sleep 0.1
+    done
+    if grep -q '^many_libs: ready' "$TMP/ml.out"; then
+        NTASKS=$(ls "/proc/$ML_PID/task" | wc -l)
+        NMODS=$(awk '$6 ~ /\.so/ {print $6}' "/proc/$ML_PID/maps" | sort -u | wc -l)
+        at=()
+        for ((r = 0; r < REPS; r++)); do
+            ms=$("$BIN/attach_time" "$MEMTRACE" "$ML_PID" 2>"$TMP/at.err" | awk '{print $2}')
+            [ -n "$ms" ] && at+=("$ms")
+        done
+        if [ ${#at[@]} -gt 0 ] && kill -0 "$ML_PID" 2>/dev/null; then
+            AT=$(median "${at[@]}")
+            ATTACH="$AT ms ($NTASKS threads, $NMODS shared objects mapped; median of ${#at[@]}) [target 1000 ms: $(awk "BEGIN { print ($AT < 1000) ? \"met\" : \"MISSED\" }")]"
+        else
+            ATTACH="n/a (attach failed: $(tail -1 "$TMP/at.err"))"
+        fi
+    else
+        ATTACH="n/a (many_libs did not start: $(tail -1 "$TMP/ml.out"))"
+    fi
+    kill "$ML_PID" 2>/dev/null
+    wait "$ML_PID" 2>/dev/null
+    ML_PID=
+else
+    ATTACH="n/a (cannot build the libraries)"
+fi
+
 # --- the table -------------------------------------------------------------------
 echo
 echo "memtrace benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'))"
@@ -270,15 +342,28 @@ for p in "${PERCALL_ROWS[@]}"; do
     printf '  %-30s %s\n' "" "$v"
     printf '  %-30s %s\n' "" "$h"
 done
+printf '  %-30s %s\n' "syscalls of memtrace per stop" "$SYSC_PER_STOP (the floor makes 2: wait4 + PTRACE_CONT; ${SYSC_DETAIL:-} in 1000 rounds)"
+if [ "$(awk "BEGIN { print ($WORST_RATIO > 1.3) }")" = 1 ]; then
+    echo "  MISSED because: every stop pays GETREGS; allocation entries also read the stack (1 process_vm_readv)"
+    echo "  and write the return stub address (1 pwrite); entries write the PC (POKEUSER) to step over the"
+    echo "  displaced instruction; the event loop polls when the target is not stopped yet.  At ~1 us per"
+    echo "  syscall against a ~9 us floor that is ~1.3-1.5x before any scheduling noise; see bench/README.md."
+fi
 echo
 printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 minus -d 1)" "$UNWIND_CPU µs CPU for 31 frames (CPU of tracer+program at -d 1: $UNWIND_CPU_D1 µs/call; wall difference $UNWIND_WALL µs is within noise)"
 printf '%-58s %s\n' "report writing / symbolization ($NSTACKS stacks)" "$REPORT_MS ms ($REPORT_PER_STACK µs per stack)"
 echo
 printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads)" "$RSS_AB KiB"
+printf '%-58s %s\n' "memtrace peak RSS, tracing only (nothing to symbolize)" "$RSS_TRACE KiB [target 4096 KiB: $(rss_verdict "$RSS_TRACE" 0)]"
 printf '%-58s %s\n' "memtrace peak RSS, 0 live blocks (baseline)" "$RSS_0 KiB [target 4096 KiB: $(rss_verdict "$RSS_0" 0)]"
+if [ "$(rss_verdict "$RSS_0" 0)" = MISSED ]; then
+    echo "  MISSED because: the report symbolizes libc's frames (stdio's buffer stays live), and the"
+    echo "  symbolizer inflates whole compressed DWARF sections of libc's debug file (.debug_line,"
+    echo "  .debug_abbrev: ~2.3 MiB inflated) to index them; the tracing itself is the row above."
+fi
 printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks" "$RSS_S KiB = $(per_block "$RSS_S" "$LIVE_SMALL") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_S" "$LIVE_SMALL")]"
 printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"
 printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs (loopback)" "$REMOTE_RSS"
 printf '%-58s %s\n' "bytes on the wire per trace" "$WIRE"
 printf '%-58s %s\n' "leak-scan throughput" "n/a (not built yet: the console's scan has no implementation)"
-printf '%-58s %s\n' "attach to 50 threads / 200 libraries" "n/a (not measured yet)"
+printf '%-58s %s\n' "attach to $NTHREADS threads / $NLIBS libraries" "$ATTACH"

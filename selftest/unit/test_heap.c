@@ -304,8 +304,37 @@ static void million(void)
     heap_books_free(b);
 }
 
+/* Sizes that do not fit the packed 32-bit size field, and stack ids at the
+ * edge of the packed field: exact figures back out. */
+static void big_sizes(void)
+{
+    struct heap_books *b = heap_books_new();
+    const uint64_t huge = 5ull << 30, edge = 0xffffffffull;
+    heap_record_alloc(b, 0x10000, huge, 3, ALLOC_NEW_ARRAY);
+    heap_record_alloc(b, 0x20000, edge, (1u << 28) - 1, ALLOC_MALLOC);
+    heap_record_alloc(b, 0x30000, 100, 1u << 28, ALLOC_MALLOC);
+    struct heap_block blk;
+    CHECK(heap_lookup(b, 0x10000, &blk) && blk.size == huge && blk.stack_id == 3 &&
+              blk.kind == ALLOC_NEW_ARRAY, "5 GiB block reads back");
+    CHECK(heap_lookup(b, 0x20000, &blk) && blk.size == edge && blk.stack_id == (1u << 28) - 1,
+          "0xffffffff-byte block reads back");
+    CHECK(heap_lookup(b, 0x30000, &blk) && blk.stack_id == 0, "a stack id past 28 bits is 0");
+    struct heap_totals t;
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_bytes == huge + edge + 100, "big in-use bytes");
+    /* Replaced by a small block at the same address, then freed. */
+    heap_record_alloc(b, 0x10000, 64, 4, ALLOC_MALLOC);
+    CHECK(heap_lookup(b, 0x10000, &blk) && blk.size == 64, "small replaces big");
+    CHECK(heap_record_free(b, 0x20000, ALLOC_MALLOC, &blk) == HEAP_FREE_OK && blk.size == edge,
+          "big free");
+    heap_get_totals(b, &t);
+    CHECK(t.in_use_bytes == 164 && t.in_use_blocks == 2, "after big free: %" PRIu64, t.in_use_bytes);
+    heap_books_free(b);
+}
+
 int main(void)
 {
+    big_sizes();
     scripted_books();
     realloc_semantics();
     ledger();

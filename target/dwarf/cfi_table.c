@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Direct-mapped: a collision replaces the older row.  1024 rows is about
- * 300 KiB per module that is actually unwound through, allocated lazily. */
-#define CFI_CACHE_BITS 10
-#define CFI_CACHE_SIZE (1u << CFI_CACHE_BITS)
+/* Direct-mapped: a collision replaces the older row.  A row is ~350 bytes,
+ * so the cache starts at 32 rows (11 KiB) and grows four times over each
+ * time it is half full of distinct pcs, up to 1024 rows (~350 KiB) for a
+ * module with that many hot call sites: most modules are unwound through
+ * at a handful of pcs, and the tracer's memory is counted on small boards. */
+#define CFI_CACHE_MIN_BITS 5
+#define CFI_CACHE_MAX_BITS 10
 
 enum { SLOT_EMPTY = 0, SLOT_ROW, SLOT_NONE };
 
@@ -26,6 +29,8 @@ struct cfi_table {
     struct cfi_index eh_index, debug_index;
     bool eh_indexed, debug_indexed;
     struct cache_slot *cache;
+    unsigned cache_bits;
+    unsigned cache_filled;     /* slots holding a pc */
     struct cfi_row scratch;    /* the answer when the cache could not be allocated */
     struct cfi_stats stats;
 };
@@ -114,23 +119,50 @@ static int lookup_uncached(struct cfi_table *t, uint64_t pc, struct cfi_row *out
     return -1;
 }
 
-static inline uint32_t cache_hash(uint64_t pc)
+static inline uint32_t cache_hash(uint64_t pc, unsigned bits)
 {
-    return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - CFI_CACHE_BITS));
+    return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* A bigger cache with the rows of the old one rehashed (a collision in the
+ * new one keeps either row: it is only a cache).  On failure the old one
+ * stays. */
+static void cache_grow(struct cfi_table *t)
+{
+    unsigned bits = t->cache_bits ? t->cache_bits + 2 : CFI_CACHE_MIN_BITS;
+    if (bits > CFI_CACHE_MAX_BITS)
+        bits = CFI_CACHE_MAX_BITS;
+    struct cache_slot *cache = calloc((size_t)1 << bits, sizeof(*cache));
+    if (!cache)
+        return;
+    unsigned filled = 0;
+    for (size_t i = 0; t->cache && i < ((size_t)1 << t->cache_bits); i++) {
+        if (t->cache[i].state == SLOT_EMPTY)
+            continue;
+        struct cache_slot *to = &cache[cache_hash(t->cache[i].pc, bits)];
+        filled += to->state == SLOT_EMPTY;
+        *to = t->cache[i];
+    }
+    free(t->cache);
+    t->cache = cache;
+    t->cache_bits = bits;
+    t->cache_filled = filled;
 }
 
 const struct cfi_row *cfi_lookup(struct cfi_table *t, uint64_t link_pc)
 {
     t->stats.lookups++;
-    if (!t->cache)
-        t->cache = calloc(CFI_CACHE_SIZE, sizeof(*t->cache));
+    if (!t->cache ||
+        (t->cache_bits < CFI_CACHE_MAX_BITS && t->cache_filled * 2 > (1u << t->cache_bits)))
+        cache_grow(t);
     if (!t->cache)
         return lookup_uncached(t, link_pc, &t->scratch) == 0 ? &t->scratch : NULL;
-    struct cache_slot *slot = &t->cache[cache_hash(link_pc)];
+    struct cache_slot *slot = &t->cache[cache_hash(link_pc, t->cache_bits)];
     if (slot->state != SLOT_EMPTY && slot->pc == link_pc) {
         t->stats.cache_hits++;
         return slot->state == SLOT_ROW ? &slot->row : NULL;
     }
+    t->cache_filled += slot->state == SLOT_EMPTY;
     int rc = lookup_uncached(t, link_pc, &slot->row);
     slot->pc = link_pc;
     slot->state = rc == 0 ? SLOT_ROW : SLOT_NONE;

@@ -6,31 +6,42 @@
 #include <string.h>
 #include <unistd.h>
 
-/* One live (or forgotten) block: 24 bytes.  The kind rides in the top byte of
- * the size (no block is 2^56 bytes).  gen tells blocks recorded before the
- * last heap_clear (forgotten) from current ones. */
+/* One live (or forgotten) block: 16 bytes, the address and one packed word:
+ *   bits  0-31  size; SIZE_BIG when it does not fit (then in the big list)
+ *   bits 32-59  stack id (28 bits: far more stacks than memory could hold;
+ *               a larger id is recorded as 0, "no stack")
+ *   bits 60-62  kind
+ *   bit  63     forgotten (recorded before the last heap_clear) */
 struct block_slot {
     uint64_t addr;          /* 0 = empty slot */
-    uint64_t size_kind;
-    uint32_t stack_id;
-    uint32_t gen;
+    uint64_t meta;
 };
 
-#define SIZE_BITS 56
-#define SIZE_MASK ((1ull << SIZE_BITS) - 1)
+#define SIZE_BIG 0xffffffffull
+#define STACK_SHIFT 32
+#define STACK_MASK ((1ull << 28) - 1)
+#define KIND_SHIFT 60
+#define FORGOTTEN (1ull << 63)
 
-/* The table grows past 80% load: with 24-byte slots that keeps the worst
- * case (just after doubling) at 60 bytes per live block, and linear probing
- * still short. */
+/* The table grows past 80% load, so right after a doubling it is 40% full.
+ * With 16-byte slots a live block costs 20-40 bytes, and at most 48 while
+ * the old table and the new one both exist during a growth (the peak). */
 #define LOAD_NUM 4
 #define LOAD_DEN 5
+
+/* Blocks of 4 GiB or more, by address: rare enough for a plain list. */
+struct big_block {
+    uint64_t addr, size;
+};
 
 struct heap_books {
     struct block_slot *slots;
     size_t mask;            /* capacity - 1 */
     unsigned shift;         /* 64 - log2(capacity) */
     size_t used;            /* occupied slots, forgotten blocks included */
-    uint32_t gen;
+
+    struct big_block *big;
+    size_t nbig, big_cap;
 
     struct heap_totals totals;
 
@@ -72,7 +83,6 @@ struct heap_books *heap_books_new(void)
 {
     struct heap_books *b = xcalloc(1, sizeof(*b));
     table_alloc(b, 10);
-    b->gen = 1;
     return b;
 }
 
@@ -81,6 +91,7 @@ void heap_books_free(struct heap_books *b)
     if (!b)
         return;
     free(b->slots);
+    free(b->big);
     free(b->per_stack);
     free(b->regions);
     free(b);
@@ -142,13 +153,61 @@ static struct stack_totals *stack_slot(struct heap_books *b, uint32_t id)
     return &b->per_stack[id];
 }
 
+static struct big_block *big_find(const struct heap_books *b, uint64_t addr)
+{
+    for (size_t i = 0; i < b->nbig; i++)
+        if (b->big[i].addr == addr)
+            return &b->big[i];
+    return NULL;
+}
+
+static void big_forget(struct heap_books *b, uint64_t addr)
+{
+    struct big_block *g = big_find(b, addr);
+    if (g)
+        *g = b->big[--b->nbig];
+}
+
+static void big_set(struct heap_books *b, uint64_t addr, uint64_t size)
+{
+    struct big_block *g = big_find(b, addr);
+    if (!g) {
+        if (b->nbig == b->big_cap) {
+            b->big_cap = b->big_cap ? b->big_cap * 2 : 8;
+            b->big = xreallocarray(b->big, b->big_cap, sizeof(*b->big));
+        }
+        g = &b->big[b->nbig++];
+    }
+    *g = (struct big_block){ addr, size };
+}
+
+static uint64_t slot_size(const struct heap_books *b, const struct block_slot *s)
+{
+    uint64_t size = s->meta & SIZE_BIG;
+    if (size == SIZE_BIG) {
+        const struct big_block *g = big_find(b, s->addr);
+        size = g ? g->size : SIZE_BIG;
+    }
+    return size;
+}
+
+static uint32_t slot_stack(const struct block_slot *s)
+{
+    return (uint32_t)((s->meta >> STACK_SHIFT) & STACK_MASK);
+}
+
+static bool slot_forgotten(const struct block_slot *s)
+{
+    return (s->meta & FORGOTTEN) != 0;
+}
+
 /* Take a current block out of the in-use figures. */
 static void unaccount(struct heap_books *b, const struct block_slot *s)
 {
-    uint64_t size = s->size_kind & SIZE_MASK;
+    uint64_t size = slot_size(b, s);
     b->totals.in_use_bytes -= size;
     b->totals.in_use_blocks--;
-    struct stack_totals *st = stack_slot(b, s->stack_id);
+    struct stack_totals *st = stack_slot(b, slot_stack(s));
     st->bytes_in_use -= size;
     st->blocks_in_use--;
 }
@@ -158,18 +217,27 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
 {
     if (!addr)
         return;
-    size &= SIZE_MASK;
+    if (stack_id > STACK_MASK)
+        stack_id = 0;
     size_t i = probe(b, addr);
     struct block_slot *s = &b->slots[i];
     if (s->addr) {
-        if (s->gen == b->gen) {
+        if (!slot_forgotten(s)) {
             unaccount(b, s);
             b->totals.replaced_blocks++;
         }
+        if ((s->meta & SIZE_BIG) == SIZE_BIG)
+            big_forget(b, addr);
     } else {
         b->used++;
     }
-    *s = (struct block_slot){ addr, size | ((uint64_t)kind << SIZE_BITS), stack_id, b->gen };
+    uint64_t small = size;
+    if (size >= SIZE_BIG) {
+        small = SIZE_BIG;
+        big_set(b, addr, size);
+    }
+    *s = (struct block_slot){ addr, small | ((uint64_t)stack_id << STACK_SHIFT) |
+                                        ((uint64_t)kind << KIND_SHIFT) };
 
     b->totals.allocs++;
     b->totals.bytes_allocated += size;
@@ -185,12 +253,13 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
         table_grow(b);
 }
 
-static void slot_to_block(const struct block_slot *s, struct heap_block *out)
+static void slot_to_block(const struct heap_books *b, const struct block_slot *s,
+                          struct heap_block *out)
 {
     out->addr = s->addr;
-    out->size = s->size_kind & SIZE_MASK;
-    out->stack_id = s->stack_id;
-    out->kind = (enum alloc_kind)(s->size_kind >> SIZE_BITS);
+    out->size = slot_size(b, s);
+    out->stack_id = slot_stack(s);
+    out->kind = (enum alloc_kind)((s->meta >> KIND_SHIFT) & 7);
 }
 
 enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
@@ -204,9 +273,11 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
     if (!s->addr)
         return HEAP_FREE_UNKNOWN;
     struct heap_block blk;
-    slot_to_block(s, &blk);
-    if (s->gen == b->gen)
+    slot_to_block(b, s, &blk);
+    if (!slot_forgotten(s))
         unaccount(b, s);
+    if ((s->meta & SIZE_BIG) == SIZE_BIG)
+        big_forget(b, addr);
     slot_remove(b, i);
     if (freed)
         *freed = blk;
@@ -218,22 +289,19 @@ bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *o
     if (!addr)
         return false;
     const struct block_slot *s = &b->slots[probe(b, addr)];
-    if (!s->addr || s->gen != b->gen)
+    if (!s->addr || slot_forgotten(s))
         return false;
     if (out)
-        slot_to_block(s, out);
+        slot_to_block(b, s, out);
     return true;
 }
 
 void heap_clear(struct heap_books *b)
 {
-    if (++b->gen == 0) {
-        /* 2^32 clears: generations would repeat, so drop the forgotten
-         * blocks for real (their later frees then read as unknown). */
-        memset(b->slots, 0, (b->mask + 1) * sizeof(*b->slots));
-        b->used = 0;
-        b->gen = 1;
-    }
+    /* One pass over the table: clears are rare (a console command). */
+    for (size_t i = 0; i <= b->mask; i++)
+        if (b->slots[i].addr)
+            b->slots[i].meta |= FORGOTTEN;
     uint64_t mapped_bytes = b->totals.mapped_bytes;
     uint64_t mapped_regions = b->totals.mapped_regions;
     uint64_t maps_recorded = b->totals.maps_recorded;
@@ -268,9 +336,9 @@ void heap_foreach_block(const struct heap_books *b, heap_block_fn fn, void *ctx)
 {
     for (size_t i = 0; i <= b->mask; i++) {
         const struct block_slot *s = &b->slots[i];
-        if (s->addr && s->gen == b->gen) {
+        if (s->addr && !slot_forgotten(s)) {
             struct heap_block blk;
-            slot_to_block(s, &blk);
+            slot_to_block(b, s, &blk);
             fn(ctx, &blk);
         }
     }
@@ -289,8 +357,8 @@ struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count)
     struct heap_block *out = n ? xreallocarray(NULL, n, sizeof(*out)) : NULL;
     for (size_t i = 0; i <= b->mask && k < n; i++) {
         const struct block_slot *s = &b->slots[i];
-        if (s->addr && s->gen == b->gen)
-            slot_to_block(s, &out[k++]);
+        if (s->addr && !slot_forgotten(s))
+            slot_to_block(b, s, &out[k++]);
     }
     if (k > 1)
         qsort(out, k, sizeof(*out), cmp_block_addr);
@@ -416,7 +484,7 @@ const struct heap_region *heap_regions(const struct heap_books *b, size_t *count
 
 size_t heap_books_memory(const struct heap_books *b)
 {
-    return sizeof(*b) + (b->mask + 1) * sizeof(*b->slots) +
+    return sizeof(*b) + (b->mask + 1) * sizeof(*b->slots) + b->big_cap * sizeof(*b->big) +
            (size_t)b->per_stack_cap * sizeof(*b->per_stack) +
            b->regions_cap * sizeof(*b->regions);
 }

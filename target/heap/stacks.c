@@ -6,7 +6,9 @@
 #include <string.h>
 
 /* PCs are copied into chunks that are never reallocated, so the pointers
- * handed out by stack_table_pcs stay valid while the table grows. */
+ * handed out by stack_table_pcs stay valid while the table grows.  Chunks
+ * double from 8 KiB to 512 KiB: a short trace holds little. */
+#define ARENA_FIRST_CHUNK_PCS 1024u
 #define ARENA_CHUNK_PCS 65536u
 
 struct arena_chunk {
@@ -46,7 +48,7 @@ static uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
 struct stack_table *stack_table_new(void)
 {
     struct stack_table *t = xcalloc(1, sizeof(*t));
-    size_t cap = 1024;
+    size_t cap = 256;
     t->index = xcalloc(cap, sizeof(*t->index));
     t->index_mask = cap - 1;
     return t;
@@ -71,7 +73,10 @@ static const uint64_t *arena_copy(struct stack_table *t, const uint64_t *pcs, un
 {
     struct arena_chunk *c = t->chunks;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > ARENA_CHUNK_PCS ? n : ARENA_CHUNK_PCS;
+        size_t cap = c ? (c->cap < ARENA_CHUNK_PCS ? c->cap * 2 : ARENA_CHUNK_PCS)
+                       : ARENA_FIRST_CHUNK_PCS;
+        if (cap < n)
+            cap = n;
         c = xmalloc(sizeof(*c) + cap * sizeof(uint64_t));
         c->next = t->chunks;
         c->used = 0;

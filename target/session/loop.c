@@ -44,13 +44,20 @@ void session_set_monitor(struct session *s, double seconds)
 
 static void handle_signals(struct session *s, int sfd)
 {
-    struct signalfd_siginfo si;
-    while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM || si.ssi_signo == SIGHUP) {
-            s->quit_requested = true;
-            s->quit_signal = (int)si.ssi_signo;
+    /* perf: several at a time, and no second read that would only say
+     * EAGAIN after a short one (SIGCHLD wakes us at every busy stop). */
+    struct signalfd_siginfo si[8];
+    ssize_t n;
+    do {
+        n = read(sfd, si, sizeof(si));
+        for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(si[0]); i++) {
+            uint32_t sig = si[i].ssi_signo;
+            if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+                s->quit_requested = true;
+                s->quit_signal = (int)sig;
+            }
         }
-    }
+    } while (n == (ssize_t)sizeof(si));
 }
 
 static void handle_console_input(struct session *s, struct pollfd *pfd)

@@ -8,6 +8,7 @@
 #include "target/heap/heap.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/release_chain.h"
+#include "target/tracer/return_sites.h"
 
 static enum alloc_kind family_kind(enum intercept_family f)
 {
@@ -97,11 +98,40 @@ static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
         arch_set_pc(regs, bp->slot_addr);
 }
 
+/* perf: a free of a block the books know, with no intercepted call open on
+ * the thread, needs neither the caller nor the stack, so its stop reads no
+ * target memory at all.  Every other entry reads the return address from
+ * the stack window that the capture of its stack then reuses. */
+static bool entry_needs_caller(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                               const struct arch_regs *regs)
+{
+    if (!fn->releases || th->ncalls > 0)
+        return true;
+    uint64_t addr = arch_arg(regs, 0);
+    return addr && !heap_lookup(t->books, addr, NULL);
+}
+
+static uint64_t entry_return_address(struct stack_window *w, const struct arch_regs *regs,
+                                     struct arch_return_slot *slot)
+{
+    *slot = arch_return_slot_at_entry(regs);
+    if (!slot->in_memory)
+        return arch_return_reg(regs);
+    uint64_t ret = 0;
+    stack_window_read(w, slot->addr, &ret, ARCH_PTR_SIZE);
+    return ret;
+}
+
 void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs)
 {
     const struct intercept_fn *fn = bp->fn;
-    struct arch_return_slot slot;
-    uint64_t ret_addr = call_return_address(t, regs, &slot);
+    struct stack_window w;
+    stack_window_init(&w, t, arch_sp(regs));
+    struct arch_return_slot slot = {0};
+    /* 0 is no module's address: "not the allocator's own call". */
+    uint64_t ret_addr = 0;
+    if (entry_needs_caller(t, th, fn, regs))
+        ret_addr = entry_return_address(&w, regs, &slot);
     /* release_chain.c: delete tail-calling free is one release */
     bool continues = release_continues(th, fn, regs, ret_addr);
 
@@ -110,14 +140,18 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             if (!continues)
                 record_release(t, fn, arch_arg(regs, 0), ret_addr);
         } else {
-            uint64_t tramp = scratch_trampoline(t, bp->module_start);
+            /* perf: the call site's own stub, so that the return stop
+             * writes no register; else the shared trampoline. */
+            uint64_t tramp = slot.in_memory ? return_stub_for(t, th, ret_addr) : 0;
+            if (!tramp)
+                tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
             for (int i = 0; i < 5; i++)
                 c->args[i] = arch_arg(regs, i);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
-            c->stack_id = capture_stack(t, regs);
+            c->stack_id = capture_stack_in(&w, regs);
             if (slot.in_memory) {
                 if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
                     th->ncalls--; /* cannot catch the return: the call is lost */
@@ -213,7 +247,11 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
         i = th->ncalls;
     struct pending_call c = th->calls[i - 1];
     th->ncalls = i - 1;
-    arch_set_pc(regs, c.orig_ret);
+    /* A stub that jumps to the return address lets the thread go on from
+     * where it stopped; the shared trampoline needs the PC moved there. */
+    uint64_t via = 0;
+    if (!return_stub_at(t, arch_breakpoint_addr_from_pc(arch_pc(regs)), &via) || via != c.orig_ret)
+        arch_set_pc(regs, c.orig_ret);
     record_result(t, &c, arch_retval(regs));
 }
 

@@ -23,4 +23,19 @@ uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
 /* capture.c: the stack of the thread at a function's entry, interned. */
 uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs);
 
+/* The stack of one stopped thread, read at most once per stop: the first
+ * read fetches a window above sp in one system call, later reads inside it
+ * cost none.  Valid for one stop only (the thread changes its stack when it
+ * runs). */
+struct stack_window {
+    struct tracee *t;
+    uint64_t base;
+    size_t have;
+    bool loaded;
+};
+void stack_window_init(struct stack_window *w, struct tracee *t, uint64_t sp);
+int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t len);
+/* capture_stack through a window the caller already uses this stop. */
+uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs);
+
 #endif

@@ -1,7 +1,8 @@
 /* The call stack of a thread stopped at an intercepted function's entry.
- * The stack is read once per event, in one process_vm_readv of a window
- * above the stack pointer; the unwinder's further reads come from that
- * window and only fall back to the target when a frame lies beyond it. */
+ * The stack is read once per stop, in one process_vm_readv of a window
+ * above the stack pointer; the return address, the unwinder's reads and
+ * the stack capture all come from that window, and only a frame beyond it
+ * falls back to a read of its own. */
 #include <string.h>
 
 #include "shared/xalloc.h"
@@ -13,46 +14,52 @@
 #define STACK_WINDOW 8192
 #define MAX_DEPTH 256
 
-struct capture_ctx {
-    struct tracee *t;
-    uint64_t base;     /* target address of window[0] */
-    size_t have;       /* bytes of the window read */
-    bool loaded;
-};
+void stack_window_init(struct stack_window *w, struct tracee *t, uint64_t sp)
+{
+    w->t = t;
+    w->base = sp;
+    w->have = 0;
+    w->loaded = false;
+}
+
+int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t len)
+{
+    struct tracee *t = w->t;
+    if (!w->loaded) {
+        if (!t->stack_window)
+            t->stack_window = xmalloc(STACK_WINDOW);
+        w->loaded = true;
+        w->have = target_mem_read_partial(&t->mem, w->base, t->stack_window, STACK_WINDOW);
+    }
+    if (addr >= w->base && addr - w->base <= w->have && len <= w->have - (addr - w->base)) {
+        memcpy(buf, t->stack_window + (addr - w->base), len);
+        return 0;
+    }
+    return target_mem_read(&t->mem, addr, buf, len);
+}
 
 static int capture_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-    struct capture_ctx *c = ctx;
-    if (!c->loaded) {
-        c->loaded = true;
-        c->have = target_mem_read_partial(&c->t->mem, c->base, c->t->stack_window, STACK_WINDOW);
-    }
-    if (addr >= c->base && addr - c->base <= c->have && len <= c->have - (addr - c->base)) {
-        memcpy(buf, c->t->stack_window + (addr - c->base), len);
-        return 0;
-    }
-    return target_mem_read(&c->t->mem, addr, buf, len);
+    return stack_window_read(ctx, addr, buf, len);
 }
 
 static struct cfi_table *capture_find_cfi(void *ctx, uint64_t pc, uint64_t *bias)
 {
-    struct capture_ctx *c = ctx;
-    struct module *m = module_find(c->t->modules, pc);
+    struct tracee *t = ctx;
+    struct module *m = module_find(t->modules, pc);
     if (!m)
         return NULL;
     *bias = m->bias;
-    return module_cfi(c->t->modules, m);
+    return module_cfi(t->modules, m);
 }
 
-uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs)
+uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
 {
-    if (!t->stack_window)
-        t->stack_window = xmalloc(STACK_WINDOW);
+    struct tracee *t = w->t;
     struct unwind_regs ur;
     arch_regs_to_unwind(regs, &ur);
-    struct capture_ctx ctx = {.t = t, .base = arch_sp(regs)};
-    struct unwind_memory mem = {.read = capture_read, .ctx = &ctx};
-    struct unwind_lookup lookup = {.find = capture_find_cfi, .ctx = &ctx};
+    struct unwind_memory mem = {.read = capture_read, .ctx = w};
+    struct unwind_lookup lookup = {.find = capture_find_cfi, .ctx = t};
     uint64_t pcs[MAX_DEPTH];
     unsigned depth = t->opts.depth < MAX_DEPTH ? t->opts.depth : MAX_DEPTH;
     int n = unwind_stack_at_entry(&ur, &mem, &lookup, pcs, (int)depth);
@@ -61,4 +68,11 @@ uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs)
         n = 1;
     }
     return stack_table_intern(t->stacks, pcs, (unsigned)n);
+}
+
+uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs)
+{
+    struct stack_window w;
+    stack_window_init(&w, t, arch_sp(regs));
+    return capture_stack_in(&w, regs);
 }

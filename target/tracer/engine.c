@@ -19,6 +19,7 @@
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/return_sites.h"
 
 #define PTRACE_OPTIONS                                                                            \
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
@@ -168,9 +169,10 @@ static void scan_modules(struct tracee *t, struct thread *th)
 
 static void handle_trap(struct tracee *t, struct thread *th)
 {
-    struct arch_regs regs;
-    if (arch_get_regs(th->tid, &regs) < 0)
+    struct arch_regs was, regs;
+    if (arch_get_regs(th->tid, &was) < 0)
         return;
+    regs = was;
     uint64_t at = arch_breakpoint_addr_from_pc(arch_pc(&regs));
     if (scratch_is_trampoline(t, at)) {
         call_on_return(t, th, &regs);
@@ -189,7 +191,7 @@ static void handle_trap(struct tracee *t, struct thread *th)
             arch_emulate_return(&regs, call_return_address(t, &regs, &slot));
         }
     }
-    arch_set_regs(th->tid, &regs);
+    regs_write_changes(th->tid, &was, &regs); /* perf: often the PC alone */
     resume(th, 0);
 }
 
@@ -201,6 +203,7 @@ static void reset_address_space(struct tracee *t)
     free(t->scratch);
     t->scratch = NULL;
     t->scratch_count = t->scratch_cap = 0;
+    return_sites_free(t);
     t->rendezvous_addr = 0;
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
@@ -655,6 +658,7 @@ void tracer_free(struct tracee *t)
     free(t->threads);
     free(t->bps);
     free(t->scratch);
+    return_sites_free(t);
     module_map_destroy(t->modules);
     free(t->modules);
     heap_books_free(t->books);

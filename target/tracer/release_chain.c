@@ -14,8 +14,11 @@ bool release_continues(struct thread *th, const struct intercept_fn *fn,
     struct release_entry *last = &th->last_release;
     /* Another function is required: a program calling free(p) twice from
      * one call site in a loop is a double free, not a chain. */
-    bool chained = last->fn && last->fn != fn && last->sp == now.sp &&
-                   last->ret_addr == now.ret_addr && last->ptr == now.ptr;
+    /* A return address of 0 was not read (calls.c skips the read for a
+     * free of a known block): the stack pointer and pointer then decide. */
+    bool same_caller = !last->ret_addr || !now.ret_addr || last->ret_addr == now.ret_addr;
+    bool chained = last->fn && last->fn != fn && last->sp == now.sp && same_caller &&
+                   last->ptr == now.ptr;
     *last = now;
     return chained;
 }

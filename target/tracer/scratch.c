@@ -17,6 +17,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/tracer/return_sites.h"
 #include "target/tracer/tracee.h"
 
 #ifdef SYS_mmap2
@@ -30,7 +31,7 @@ bool scratch_is_trampoline(const struct tracee *t, uint64_t pc)
     for (unsigned i = 0; i < t->scratch_count; i++)
         if (pc == t->scratch[i].addr + SCRATCH_TRAMPOLINE_OFF)
             return true;
-    return false;
+    return return_stub_at(t, pc, NULL);
 }
 
 uint64_t scratch_trampoline(const struct tracee *t, uint64_t near)

@@ -43,6 +43,11 @@ size_t target_mem_read_partial(struct target_mem *m, uint64_t addr, void *buf, s
             break;
         }
         done += (size_t)n;
+        /* A short read stops at the first unmapped page: asking again
+         * would only fail there (one system call saved per stack window
+         * that reaches past the top of the stack). */
+        if (done < len)
+            break;
     }
     return done;
 }

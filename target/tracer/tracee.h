@@ -16,6 +16,7 @@ struct module_map;
 struct heap_books;
 struct stack_table;
 struct file_locator;
+struct return_sites;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -94,6 +95,7 @@ struct tracee {
 
     struct scratch_page *scratch;
     unsigned scratch_count, scratch_cap;
+    struct return_sites *ret_sites;  /* return stubs per call site (return_sites.h) */
 
     struct module_map *modules;
     struct file_locator *locator;
@@ -117,6 +119,10 @@ struct pending_call *thread_push_call(struct thread *th);
 /* Calls over all threads: fn(th, ctx) for each. */
 void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread *, void *), void *ctx);
 
+/* regs_write.c: writes back only what changed in now since was (the
+ * registers read at the stop).  0, or -1 with errno. */
+int regs_write_changes(pid_t tid, const struct arch_regs *was, const struct arch_regs *now);
+
 /* breakpoints.c */
 struct breakpoint *bp_find(struct tracee *t, uint64_t addr);
 struct breakpoint *bp_add(struct tracee *t, uint64_t addr);
@@ -127,7 +133,8 @@ void bp_foreach(struct tracee *t, void (*fn)(struct tracee *, struct breakpoint 
 void bp_forget_module(struct tracee *t, uint64_t module_start);
 
 /* scratch.c */
-/* Is pc the trampoline of one of our scratch pages? */
+/* Is pc one of our return catches: the trampoline of a scratch page, or a
+ * call site's return stub? */
 bool scratch_is_trampoline(const struct tracee *t, uint64_t pc);
 uint64_t scratch_trampoline(const struct tracee *t, uint64_t near);
 /* A slot for a breakpoint in module `near`, mapping a page when needed.
