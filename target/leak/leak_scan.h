@@ -49,7 +49,7 @@ struct leak_scan_input {
     size_t nblocks;
     /* Optional, per block: nonzero = part of the graph but not of the
      * totals (blocks forgotten by a clear: their pointers still count). */
-    const uint8_t *uncounted;
+    const bool *uncounted;
     const struct leak_range *roots;    /* memory of the root set */
     size_t nroots;
     const uint64_t *root_words;        /* registers of the threads */
