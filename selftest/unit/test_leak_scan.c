@@ -111,8 +111,8 @@ static void hand_built(unsigned ws)
     put_word(&im, ROOT + 6 * ws, AT(X) + 64, ws);     /* one past the end: not X */
     put_word(&im, AT(Y) + 8, AT(B), ws);              /* forgotten Y (lost) -> B */
     uint64_t regs[3] = {0, AT(J), 12345};             /* J only in a register */
-    uint8_t uncounted[NB] = {0};
-    uncounted[Y] = 1;
+    bool uncounted[NB] = {0};
+    uncounted[Y] = true;
     struct leak_range roots[] = {{ROOT, 256}, {ROOT + 256, 64} /* unreadable */};
     struct leak_scan_input in = {
         .blocks = blk, .nblocks = NB, .uncounted = uncounted, .roots = roots, .nroots = 2,
