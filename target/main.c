@@ -250,6 +250,10 @@ int main(int argc, char **argv)
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
     char err[512] = "";
+    if (session_leak_setup(&s, &cli.leak) < 0) {
+        file_locator_destroy(&loc);
+        return 1;
+    }
     /* Our own handling of the ending signals starts before the target
      * exists, so that no signal can kill us with breakpoints in place. */
     sigset_t ending;
@@ -281,15 +285,11 @@ int main(int argc, char **argv)
     }
     if (!s.tracee) {
         mt_error("%s", err);
+        session_leak_free(&s);
         file_locator_destroy(&loc);
         return 1;
     }
-    if (session_leak_setup(&s, &cli.leak) < 0) {
-        tracer_detach(s.tracee);
-        tracer_free(s.tracee);
-        file_locator_destroy(&loc);
-        return 1;
-    }
+    session_leak_hook(&s);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)

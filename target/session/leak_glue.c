@@ -113,9 +113,15 @@ int session_leak_setup(struct session *s, const struct session_leak_options *o)
         }
     }
     s->leak = L;
+    return 0;
+}
+
+void session_leak_hook(struct session *s)
+{
+    if (!s->leak || !s->tracee)
+        return;
     s->tracee->exit_stop_hook = on_exit_stop;
     s->tracee->exit_stop_ctx = s;
-    return 0;
 }
 
 void session_leak_scan(struct session *s, FILE *out)

@@ -41,9 +41,11 @@ struct session_leak_options {
     int exitcode;               /* --leak-exitcode N, or -1 */
     const char *suppressions;   /* --suppressions FILE, or NULL */
 };
-/* Loads the suppressions and hooks the exit stops; -1 after printing a
+/* Loads the suppressions (before the target starts); -1 after printing a
  * one-line error. */
 int session_leak_setup(struct session *s, const struct session_leak_options *o);
+/* Hooks the exit stops of s->tracee, once it exists. */
+void session_leak_hook(struct session *s);
 /* The console's scan: stops the process, scans, prints the result. */
 void session_leak_scan(struct session *s, FILE *out);
 /* Tracing ends without an exit (quit, signal, detach): with -a, scan now. */
