@@ -5,6 +5,7 @@
  * batches, then random graphs against a naive recursive model of the same
  * rules written here without batching. */
 #include "target/leak/leak_scan.h"
+#include "target/leak/leak_tracee.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -314,8 +315,75 @@ static void no_blocks(void)
     image_free(&im);
 }
 
+/* The root set of a process image from its maps: which parts are roots. */
+static void roots_from_maps(void)
+{
+    const char maps[] =
+        "555555554000-555555556000 r-xp 00000000 08:01 1 /bin/prog\n"
+        "555555556000-555555557000 rw-p 00002000 08:01 1 /bin/prog\n"
+        "555555557000-555555578000 rw-p 00000000 00:00 0 [heap]\n"
+        "7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"          /* mmap chunk merged with program data */
+        "7f0000200000-7f0000201000 r-xp 00000000 00:00 0 \n"          /* scratch-like, not writable */
+        "7f0000300000-7f0000302000 rw-p 00000000 00:00 0 \n"          /* skipped by address */
+        "7f0000400000-7f0000401000 rw-s 00000000 00:05 9 /dev/fb0\n"
+        "7f0000500000-7f0000501000 rw-s 00000000 00:05 9 /dev/zero (deleted)\n"
+        "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n";
+    struct heap_block blk[] = {
+        {0x555555557010, 32, 1, ALLOC_MALLOC},
+        {0x7f0000080010, 0x40000, 2, ALLOC_MALLOC},     /* big block inside the merged mapping */
+    };
+    uint64_t sp = 0x7fffffffe000;
+    struct leak_range skip[] = {{0x7f0000300000, 0x2000}};
+    size_t n;
+    struct leak_range *r = leak_roots_from_maps(maps, sizeof(maps) - 1, blk, 2, &sp, 1, skip, 1, false, &n);
+    const struct leak_range want[] = {
+        {0x555555556000, 0x1000},                                /* .data */
+        {0x7f0000000000, 0x80000},                               /* program part below the chunk */
+        {0x7f00000c1000, 0x3f000},                               /* and above it */
+        {0x7f0000500000, 0x1000},                                /* /dev/zero is memory */
+        {0x7fffffffe000 - 128, 0x7ffffffff000 - 0x7fffffffe000 + 128},   /* stack from sp - red zone */
+    };
+    CHECK(n == sizeof(want) / sizeof(want[0]), "roots: %zu ranges", n);
+    for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++)
+        CHECK(r[i].addr == want[i].addr && r[i].len == want[i].len,
+              "root %zu: 0x%" PRIx64 "+0x%" PRIx64 ", want 0x%" PRIx64 "+0x%" PRIx64, i, r[i].addr,
+              r[i].len, want[i].addr, want[i].len);
+    free(r);
+    /* Attached (-p): heap mappings are roots except the known blocks. */
+    r = leak_roots_from_maps(maps, sizeof(maps) - 1, blk, 2, &sp, 1, skip, 1, true, &n);
+    bool heap_gap = false;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(!(r[i].addr < blk[0].addr + blk[0].size && blk[0].addr < r[i].addr + r[i].len),
+              "attached: block 0 is in root %zu", i);
+        heap_gap |= r[i].addr == blk[0].addr + blk[0].size;
+    }
+    CHECK(heap_gap, "attached: the rest of [heap] is not a root");
+    free(r);
+}
+
+/* Blocks forgotten by a clear still come out, flagged. */
+static void export_all(void)
+{
+    struct heap_books *b = heap_books_new();
+    heap_record_alloc(b, 0x1000, 16, 1, ALLOC_MALLOC);
+    heap_record_alloc(b, 0x3000, 16, 1, ALLOC_MALLOC);
+    heap_clear(b);
+    heap_record_alloc(b, 0x2000, 16, 2, ALLOC_MALLOC);
+    size_t n;
+    bool *forgotten;
+    struct heap_block *all = heap_export_all_blocks(b, &n, &forgotten);
+    CHECK(n == 3 && all[0].addr == 0x1000 && all[1].addr == 0x2000 && all[2].addr == 0x3000 &&
+              forgotten[0] && !forgotten[1] && forgotten[2],
+          "export_all: %zu blocks", n);
+    free(all);
+    free(forgotten);
+    heap_books_free(b);
+}
+
 int main(void)
 {
+    roots_from_maps();
+    export_all();
     hand_built(8);
     hand_built(4);
     huge_block();
