@@ -61,9 +61,9 @@ static void final_scan(struct session *s)
     struct leak_session *L = s->leak;
     scan_into(s, &L->final);
     L->final_done = true;
-    mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f s)",
+    mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
             (unsigned long long)L->final.bytes[0], (unsigned long long)L->final.bytes[1],
-            (unsigned long long)L->final.bytes[2], L->final.seconds);
+            (unsigned long long)L->final.bytes[2], L->final.seconds * 1e3);
 }
 
 /* Every exit stop: remember where the thread's stack ended; when the whole
