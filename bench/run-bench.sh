@@ -46,6 +46,11 @@ for h in ptrace_floor peak_rss live_blocks many_stacks attach_time; do
 done
 gcc -O2 -g -Wall -Wextra -pthread -o "$BIN/many_libs" bench/many_libs.c -ldl ||
     die "cannot build bench/many_libs.c"
+# The leak scan's helper runs memtrace's own scanner (libmt.a) on a child.
+gcc -O2 -g -Wall -Wextra -I. -D_GNU_SOURCE -o "$BIN/leak_scan" bench/leak_scan.c "$BUILD/libmt.a" -lz -lpthread ||
+    die "cannot build bench/leak_scan.c"
+LEAK_BLOCKS=${BENCH_LEAK_BLOCKS:-1000000}
+LEAK_MIB=${BENCH_LEAK_MIB:-100}
 HAVE_VALGRIND=$(command -v valgrind >/dev/null && echo 1 || echo 0)
 HAVE_HEAPTRACK=$(command -v heaptrack >/dev/null && echo 1 || echo 0)
 HAVE_PERF=0
@@ -322,6 +327,19 @@ if (cd "$LIBDIR" && gcc -c -fPIC -O1 -g ml*.c &&
 else
     ATTACH="n/a (cannot build the libraries)"
 fi
+# --- leak scan -------------------------------------------------------------------
+progress "leak scan ($LEAK_MIB MiB of roots, $LEAK_BLOCKS blocks)"
+lw=(); lc=(); LEAK_LINE=
+for ((r = 0; r < 3; r++)); do
+    "$BIN/leak_scan" "$LEAK_BLOCKS" "$LEAK_MIB" >"$TMP/out" 2>&1 || die "leak_scan failed: $(tail -1 "$TMP/out")"
+    LEAK_LINE=$(grep '^leak_scan:' "$TMP/out")
+    lw+=("$(echo "$LEAK_LINE" | awk '{for (i = 1; i < NF; i++) if ($(i+1) == "s" && $(i-1) == "in") print $i}')")
+    lc+=("$(echo "$LEAK_LINE" | awk '{for (i = 1; i < NF; i++) if ($(i+1) == "s" && $(i+2) == "CPU") print $i}')")
+done
+LEAK_BYTES=$(echo "$LEAK_LINE" | awk '{print $2}')
+LEAK_WALL=$(median "${lw[@]}")
+LEAK_CPU=$(median "${lc[@]}")
+LEAK_ROW="$LEAK_WALL s wall, $LEAK_CPU s CPU for $(calc "$LEAK_BYTES / 1048576" 0) MiB read against $LEAK_BLOCKS blocks = $(calc "$LEAK_BYTES / 1048576 / $LEAK_CPU" 0) MiB/s of CPU (median of 3; bench/leak_scan.c)"
 
 # --- the table -------------------------------------------------------------------
 echo
@@ -365,5 +383,5 @@ printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks" "$RSS_S KiB = $
 printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"
 printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs (loopback)" "$REMOTE_RSS"
 printf '%-58s %s\n' "bytes on the wire per trace" "$WIRE"
-printf '%-58s %s\n' "leak-scan throughput" "n/a (not built yet: the console's scan has no implementation)"
 printf '%-58s %s\n' "attach to $NTHREADS threads / $NLIBS libraries" "$ATTACH"
+printf '%-58s %s\n' "leak-scan throughput ($LEAK_MIB MiB roots, $LEAK_BLOCKS blocks)" "$LEAK_ROW"

@@ -39,6 +39,11 @@ static void usage(FILE *out)
           "  -c, --connect HOST[:PORT]  fetch files from memtrace-fs on HOST\n"
           "  -l, --listen ADDR[:PORT]   wait for memtrace-fs -c to connect in\n"
           "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
+          "  -a, --autoscan         leak scan when the program is about to exit (or\n"
+          "                         when tracing ends), reported with the final report\n"
+          "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
+          "                         exit (implies -a)\n"
+          "      --suppressions FILE  leak suppressions (LeakSanitizer's leak:PATTERN)\n"
           "  -q, --quiet            no progress messages\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
@@ -49,7 +54,7 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS };
 
 struct cli {
     pid_t pid;
@@ -64,6 +69,7 @@ struct cli {
     bool mdns;
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
+    struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
 };
 
 static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -92,13 +98,16 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"mdns", no_argument, NULL, 'm'},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
         {"quiet", no_argument, NULL, 'q'},
+        {"autoscan", no_argument, NULL, 'a'},
+        {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     int c;
     unsigned long v;
-    while ((c = getopt_long(argc, argv, "+p:o:jd:Cc:l:mqhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:jd:Cc:l:mqahV", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
@@ -135,6 +144,15 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
         case 'q': cli->quiet = true; break;
+        case 'a': cli->leak.autoscan = true; break;
+        case OPT_LEAK_EXITCODE:
+            if (!parse_uint(optarg, 255, &v)) {
+                mt_error("--leak-exitcode: an exit status 0 to 255, not %s", optarg);
+                return -1;
+            }
+            cli->leak.exitcode = (int)v;
+            break;
+        case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
         default: usage(stderr); return -1;
@@ -197,7 +215,7 @@ static int exit_code_of(const struct tracee *t)
 
 int main(int argc, char **argv)
 {
-    struct cli cli = {.depth = 20, .format = REPORT_TEXT};
+    struct cli cli = {.depth = 20, .format = REPORT_TEXT, .leak = {.exitcode = -1}};
     if (parse_cli(argc, argv, &cli) < 0)
         return 1;
     log_set_quiet(cli.quiet);
@@ -232,6 +250,10 @@ int main(int argc, char **argv)
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
     char err[512] = "";
+    if (session_leak_setup(&s, &cli.leak) < 0) {
+        file_locator_destroy(&loc);
+        return 1;
+    }
     /* Our own handling of the ending signals starts before the target
      * exists, so that no signal can kill us with breakpoints in place. */
     sigset_t ending;
@@ -263,9 +285,11 @@ int main(int argc, char **argv)
     }
     if (!s.tracee) {
         mt_error("%s", err);
+        session_leak_free(&s);
         file_locator_destroy(&loc);
         return 1;
     }
+    session_leak_hook(&s);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)
@@ -274,6 +298,7 @@ int main(int argc, char **argv)
     session_run(&s);
     bool detached = false;
     if (!tracer_finished(s.tracee)) {
+        session_leak_finish(&s);
         tracer_detach(s.tracee);
         detached = true;
         if (s.quit_signal)
@@ -283,6 +308,9 @@ int main(int argc, char **argv)
     }
     int rc = session_final_report(&s) < 0 ? 1 : 0;
     int code = detached ? 0 : exit_code_of(s.tracee);
+    if (session_leak_exit_code(&s) >= 0)
+        code = session_leak_exit_code(&s);
+    session_leak_free(&s);
     if (s.console)
         console_free(s.console);
     tracer_free(s.tracee);

@@ -106,6 +106,13 @@ void heap_foreach_block(const struct heap_books *b, heap_block_fn fn, void *ctx)
  * *count receives their number (the array may be NULL when it is 0). */
 struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count);
 
+/* Like heap_export_blocks, with the blocks forgotten by heap_clear too (they
+ * still exist in the process: the leak scan follows their pointers).  When
+ * forgotten is not NULL it receives a new array, one flag per block, true
+ * for a forgotten one. */
+struct heap_block *heap_export_all_blocks(const struct heap_books *b, size_t *count,
+                                          bool **forgotten);
+
 /* Mapping ledger (mmap family).  Lengths are rounded up to whole pages of
  * heap_page_size() as the kernel does.  A map over existing regions replaces
  * the overlap (MAP_FIXED); an unmap may cut a region in two. */

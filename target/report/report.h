@@ -33,6 +33,26 @@ typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
 enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
 
+/* What a leak scan found, grouped as memcheck's loss records: one group per
+ * (stack, kind).  Kinds index 0..3 as target/leak's enum leak_kind:
+ * definitely lost, indirectly lost, possibly lost, still reachable. */
+#define REPORT_LEAK_KINDS 4
+struct report_leak_group {
+    uint32_t stack_id;
+    unsigned kind;
+    bool suppressed;        /* by a --suppressions pattern (never reachable ones) */
+    uint64_t bytes, blocks;
+};
+struct report_leaks {
+    uint64_t bytes[REPORT_LEAK_KINDS], blocks[REPORT_LEAK_KINDS];   /* unsuppressed */
+    uint64_t suppressed_bytes, suppressed_blocks;
+    struct report_leak_group *groups;   /* by kind, then bytes descending */
+    size_t ngroups;
+    unsigned threads;                   /* threads whose stacks and registers were roots */
+    uint64_t root_bytes, bytes_scanned, blocks_checked;
+    double seconds;
+};
+
 struct report_source {
     const struct heap_books *books;
     const struct stack_table *stacks;
@@ -40,6 +60,7 @@ struct report_source {
     void *resolve_ctx;
     int pid;                        /* for JSON */
     const char *program;            /* for JSON; NULL -> "" */
+    const struct report_leaks *leaks;   /* a leak scan's result, or NULL */
 };
 
 struct report_options {
@@ -54,6 +75,12 @@ int report_write(FILE *out, const struct report_source *src, const struct report
 /* The HEAP SUMMARY block (three lines, plus "mapped:" once any mmap was
  * recorded), exactly as ending the text report. */
 void report_write_summary(FILE *out, const struct heap_totals *t);
+
+/* The leak scan's part of a text report: one line on the scan, the loss
+ * records (definitely, indirectly and possibly lost, unsuppressed) with
+ * their stacks, then the LEAK SUMMARY. */
+void report_write_leaks_text(FILE *out, const struct report_source *src,
+                             const struct report_leaks *leaks);
 
 /* "text"|"json"|"folded", "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);

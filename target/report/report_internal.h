@@ -17,6 +17,10 @@ struct report_stack *report_collect(const struct report_source *src,
 void report_resolve(const struct report_source *src, uint64_t pc, unsigned i,
                     struct report_frame *f);
 
+/* The frames of one stack, one per line ("    #0 ..."), as the text report
+ * prints them. */
+void report_write_frames_text(FILE *out, const struct report_source *src, uint32_t stack_id);
+
 void report_write_text(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n);
 void report_write_json(FILE *out, const struct report_source *src,

@@ -1,7 +1,10 @@
 #include "target/report/report_internal.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "shared/xalloc.h"
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF), or 0 if there is none; then *bad gets
@@ -92,9 +95,58 @@ static void put_frame(FILE *out, const struct report_frame *f)
     fprintf(out, ", \"line\": %u}", f->line);
 }
 
+/* Per stack id: unsuppressed lost bytes and blocks, and its most severe
+ * kind (kind index + 1; 0: no block of it was scanned). */
+struct stack_leak {
+    uint64_t bytes, blocks;
+    unsigned worst;
+    bool suppressed;
+};
+
+static struct stack_leak *index_leaks(const struct report_source *src)
+{
+    uint32_t limit = heap_stack_id_limit(src->books);
+    const struct report_leaks *l = src->leaks;
+    for (size_t g = 0; g < l->ngroups; g++)
+        if (l->groups[g].stack_id >= limit)
+            limit = l->groups[g].stack_id + 1;
+    struct stack_leak *idx = xcalloc(limit ? limit : 1, sizeof(*idx));
+    for (size_t g = 0; g < l->ngroups; g++) {
+        const struct report_leak_group *grp = &l->groups[g];
+        struct stack_leak *sl = &idx[grp->stack_id];
+        if (!sl->worst || grp->kind + 1 < sl->worst) {
+            sl->worst = grp->kind + 1;
+            sl->suppressed = grp->suppressed;
+        }
+        if (grp->kind < REPORT_LEAK_KINDS - 1 && !grp->suppressed) {
+            sl->bytes += grp->bytes;
+            sl->blocks += grp->blocks;
+        }
+    }
+    return idx;
+}
+
+static void put_leaks(FILE *out, const struct report_leaks *l)
+{
+    fprintf(out,
+            " \"leaks\": {\"definitely_lost_bytes\": %" PRIu64 ", \"definitely_lost_blocks\": %" PRIu64
+            ", \"indirectly_lost_bytes\": %" PRIu64 ", \"indirectly_lost_blocks\": %" PRIu64
+            ", \"possibly_lost_bytes\": %" PRIu64 ", \"possibly_lost_blocks\": %" PRIu64
+            ", \"reachable_bytes\": %" PRIu64 ", \"reachable_blocks\": %" PRIu64
+            ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64
+            ", \"bytes_scanned\": %" PRIu64 ", \"blocks_checked\": %" PRIu64
+            ", \"threads\": %u, \"seconds\": %.6f},\n",
+            l->bytes[0], l->blocks[0], l->bytes[1], l->blocks[1], l->bytes[2], l->blocks[2],
+            l->bytes[3], l->blocks[3], l->suppressed_bytes, l->suppressed_blocks, l->bytes_scanned,
+            l->blocks_checked, l->threads, l->seconds);
+}
+
 void report_write_json(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n)
 {
+    static const char *const kind_names[REPORT_LEAK_KINDS] = {"definite", "indirect", "possible",
+                                                              "reachable"};
+    struct stack_leak *leak_idx = src->leaks ? index_leaks(src) : NULL;
     struct heap_totals t;
     heap_get_totals(src->books, &t);
     fprintf(out, "{\"memtrace\": 1, \"pid\": %d, \"program\": ", src->pid);
@@ -102,14 +154,23 @@ void report_write_json(FILE *out, const struct report_source *src,
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
             ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64 "},\n"
-            " \"mapped\": {\"bytes\": %" PRIu64 ", \"regions\": %" PRIu64 "},\n"
-            " \"stacks\": [",
+            " \"mapped\": {\"bytes\": %" PRIu64 ", \"regions\": %" PRIu64 "},\n",
             t.in_use_bytes, t.in_use_blocks, t.allocs, t.frees, t.bytes_allocated,
             t.mapped_bytes, t.mapped_regions);
+    if (src->leaks)
+        put_leaks(out, src->leaks);
+    fputs(" \"stacks\": [", out);
     for (size_t k = 0; k < n; k++) {
-        fprintf(out, "%s\n  {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"allocs\": %" PRIu64
-                     ", \"frames\": [",
+        fprintf(out, "%s\n  {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"allocs\": %" PRIu64,
                 k ? "," : "", st[k].t.bytes_in_use, st[k].t.blocks_in_use, st[k].t.allocs);
+        if (leak_idx) {
+            const struct stack_leak *sl = &leak_idx[st[k].id];
+            fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ", \"leak_kind\": ",
+                    sl->bytes, sl->blocks);
+            report_json_string(out, !sl->worst ? NULL : sl->suppressed ? "suppressed"
+                                                                         : kind_names[sl->worst - 1]);
+        }
+        fputs(", \"frames\": [", out);
         unsigned depth;
         const uint64_t *pcs = stack_table_pcs(src->stacks, st[k].id, &depth);
         for (unsigned i = 0; i < depth; i++) {
@@ -121,4 +182,5 @@ void report_write_json(FILE *out, const struct report_source *src,
         fputs("]}", out);
     }
     fputs(n ? "\n ]}\n" : "]}\n", out);
+    free(leak_idx);
 }

@@ -33,24 +33,34 @@ static void put_frame(FILE *out, unsigned i, const struct report_frame *f)
     fputc('\n', out);
 }
 
+void report_write_frames_text(FILE *out, const struct report_source *src, uint32_t stack_id)
+{
+    unsigned depth;
+    const uint64_t *pcs = stack_table_pcs(src->stacks, stack_id, &depth);
+    if (!depth)
+        fputs("    (no frames)\n", out);
+    for (unsigned i = 0; i < depth; i++) {
+        struct report_frame f;
+        report_resolve(src, pcs[i], i, &f);
+        put_frame(out, i, &f);
+    }
+}
+
 void report_write_text(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         fprintf(out, "%" PRIu64 " bytes in %" PRIu64 " blocks were not free\n",
                 st[k].t.bytes_in_use, st[k].t.blocks_in_use);
-        unsigned depth;
-        const uint64_t *pcs = stack_table_pcs(src->stacks, st[k].id, &depth);
-        if (!depth)
-            fputs("    (no frames)\n", out);
-        for (unsigned i = 0; i < depth; i++) {
-            struct report_frame f;
-            report_resolve(src, pcs[i], i, &f);
-            put_frame(out, i, &f);
-        }
+        report_write_frames_text(out, src, st[k].id);
         fputc('\n', out);
     }
     struct heap_totals t;
     heap_get_totals(src->books, &t);
     report_write_summary(out, &t);
+    /* The leak scan at exit (-a), after the summary as in valgrind. */
+    if (src->leaks) {
+        fputc('\n', out);
+        report_write_leaks_text(out, src, src->leaks);
+    }
 }

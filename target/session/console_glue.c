@@ -41,13 +41,18 @@ static void glue_set_monitor(void *ctx, double seconds)
     session_set_monitor(ctx, seconds);
 }
 
+static void glue_scan(void *ctx, FILE *out)
+{
+    session_leak_scan(ctx, out);
+}
+
 static const struct console_ops session_console_ops = {
     .books = glue_books,
     .stacks = glue_stacks,
     .resolve = session_resolve,
     .thread_count = glue_thread_count,
     .target = glue_target,
-    .scan = NULL, /* the leak scan is its own piece of work */
+    .scan = glue_scan,
     .quit = glue_quit,
     .set_monitor = glue_set_monitor,
 };
@@ -76,6 +81,7 @@ int session_final_report(struct session *s)
         .resolve_ctx = s,
         .pid = s->tracee->pid,
         .program = s->tracee->program,
+        .leaks = session_leak_report(s),
     };
     int rc = report_write(out, &src, &s->report);
     if (out != stdout)

@@ -8,6 +8,8 @@
 #include "target/report/report.h"
 #include "target/tracer/engine.h"
 
+struct leak_session;
+
 struct session {
     struct tracee *tracee;
     struct console *console;    /* NULL without a console */
@@ -19,6 +21,7 @@ struct session {
     const char *output_path;    /* final report; NULL: stdout */
     struct report_options report;
     char resolve_buf[2][4096];
+    struct leak_session *leak;  /* leak scan state (leak_glue.c); NULL: not set up */
 };
 
 /* Frame names for reports: module, offset, function, file:line. */
@@ -31,5 +34,27 @@ int session_final_report(struct session *s);
 void session_attach_console(struct session *s, int fd, bool interactive);
 /* Arms (seconds > 0) or stops the monitor timer. */
 void session_set_monitor(struct session *s, double seconds);
+
+/* Leak scans (leak_glue.c). */
+struct session_leak_options {
+    bool autoscan;              /* -a: scan when the process is about to exit */
+    int exitcode;               /* --leak-exitcode N, or -1 */
+    const char *suppressions;   /* --suppressions FILE, or NULL */
+};
+/* Loads the suppressions (before the target starts); -1 after printing a
+ * one-line error. */
+int session_leak_setup(struct session *s, const struct session_leak_options *o);
+/* Hooks the exit stops of s->tracee, once it exists. */
+void session_leak_hook(struct session *s);
+/* The console's scan: stops the process, scans, prints the result. */
+void session_leak_scan(struct session *s, FILE *out);
+/* Tracing ends without an exit (quit, signal, detach): with -a, scan now. */
+void session_leak_finish(struct session *s);
+/* The --leak-exitcode verdict: N when the final scan found definitely lost
+ * bytes, else -1. */
+int session_leak_exit_code(const struct session *s);
+/* The final scan for the report, or NULL. */
+const struct report_leaks *session_leak_report(const struct session *s);
+void session_leak_free(struct session *s);
 
 #endif

@@ -302,6 +302,12 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
             resume(th, 0);
         }
         break;
+    case PTRACE_EVENT_EXIT:
+        /* The leak scan at exit (target/leak): memory is still there. */
+        if (t->exit_stop_hook)
+            t->exit_stop_hook(t->exit_stop_ctx, t, th);
+        resume(th, 0);
+        break;
     default:
         resume(th, 0);
         break;

@@ -107,6 +107,12 @@ struct tracee {
     bool exited;
     int exit_status;         /* as waitpid gives it */
     uint8_t *stack_window;   /* reused per event */
+
+    /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
+     * process's memory still exists, before the thread is let go: the leak
+     * scan's hook (target/session/leak_glue.c).  NULL: none. */
+    void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
+    void *exit_stop_ctx;
 };
 
 /* threads.c */

@@ -1,0 +1,179 @@
+/* The leak scan in a session: the console's `scan`, the scan at exit (-a,
+ * --leak-exitcode), suppressions, and the stack pointers of exited threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/log.h"
+#include "shared/xalloc.h"
+#include "target/leak/leak_groups.h"
+#include "target/leak/leak_tracee.h"
+#include "target/leak/suppress.h"
+#include "target/session/session.h"
+#include "target/tracer/world.h"
+
+struct leak_session {
+    bool autoscan;
+    int exitcode;
+    struct suppressions *supp;
+    struct leak_dead_stacks dead;
+    bool in_scan;               /* exit stops seen while scanning are not ours to judge */
+    bool leader_gone;           /* the main thread ended alone (pthread_exit) */
+    bool final_done;
+    struct report_leaks final;
+};
+
+static bool suppress_stack(void *ctx, uint32_t stack_id)
+{
+    struct session *s = ctx;
+    unsigned depth;
+    const uint64_t *pcs = stack_table_pcs(s->tracee->stacks, stack_id, &depth);
+    for (unsigned i = 0; i < depth; i++) {
+        struct report_frame f;
+        memset(&f, 0, sizeof(f));
+        f.pc = pcs[i] & ~(1ull << 63);
+        session_resolve(s, pcs[i], i, &f);
+        if (suppressions_match(s->leak->supp, f.function) ||
+            suppressions_match(s->leak->supp, f.file) ||
+            suppressions_match(s->leak->supp, f.module))
+            return true;
+    }
+    return false;
+}
+
+/* Scans with every thread stopped; threads already in a stop (the one at
+ * its exit stop) stay as they are. */
+static void scan_into(struct session *s, struct report_leaks *out)
+{
+    struct leak_session *L = s->leak;
+    struct world_stop ws;
+    struct leak_run run;
+    L->in_scan = true;
+    tracer_stop_world(s->tracee, &ws);
+    leak_scan_tracee(s->tracee, &L->dead, &run);
+    tracer_resume_world(s->tracee, &ws);
+    L->in_scan = false;
+    leak_build_report(&run, suppressions_count(L->supp) ? suppress_stack : NULL, s, out);
+    leak_run_free(&run);
+}
+
+static void final_scan(struct session *s)
+{
+    struct leak_session *L = s->leak;
+    scan_into(s, &L->final);
+    L->final_done = true;
+    mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
+            (unsigned long long)L->final.bytes[0], (unsigned long long)L->final.bytes[1],
+            (unsigned long long)L->final.bytes[2], L->final.seconds * 1e3);
+}
+
+/* Every exit stop: remember where the thread's stack ended; when the whole
+ * process is going (the main thread's or the last thread's exit), and -a
+ * asks for it, scan while the memory is still there. */
+static void on_exit_stop(void *ctx, struct tracee *t, struct thread *th)
+{
+    struct session *s = ctx;
+    struct leak_session *L = s->leak;
+    if (L->in_scan)
+        return;
+    struct arch_regs regs;
+    if (arch_get_regs(th->tid, &regs) == 0)
+        leak_dead_stacks_add(&L->dead, arch_sp(&regs));
+    if (!L->autoscan || L->final_done)
+        return;
+    bool leader = th->tid == t->pid;
+    bool last = t->threads_count == 1 || (L->leader_gone && t->threads_count == 2);
+    if (!leader && !last)
+        return;
+    struct world_stop ws;
+    L->in_scan = true;
+    tracer_stop_world(t, &ws);
+    unsigned alive = ws.nalive;
+    tracer_resume_world(t, &ws);
+    L->in_scan = false;
+    if (alive && !last) {
+        /* Other threads run on: only the main thread ends. */
+        L->leader_gone = true;
+        return;
+    }
+    final_scan(s);
+}
+
+int session_leak_setup(struct session *s, const struct session_leak_options *o)
+{
+    struct leak_session *L = xcalloc(1, sizeof(*L));
+    L->autoscan = o->autoscan || o->exitcode >= 0;
+    L->exitcode = o->exitcode;
+    if (o->suppressions) {
+        char err[512];
+        L->supp = suppressions_load(o->suppressions, err, sizeof(err));
+        if (!L->supp) {
+            mt_error("--suppressions: %s", err);
+            free(L);
+            return -1;
+        }
+    }
+    s->leak = L;
+    return 0;
+}
+
+void session_leak_hook(struct session *s)
+{
+    if (!s->leak || !s->tracee)
+        return;
+    s->tracee->exit_stop_hook = on_exit_stop;
+    s->tracee->exit_stop_ctx = s;
+}
+
+void session_leak_scan(struct session *s, FILE *out)
+{
+    if (!s->leak) {
+        fputs("error: scan: leak scanning is not set up\n", out);
+        return;
+    }
+    struct report_leaks leaks;
+    scan_into(s, &leaks);
+    struct report_source src = {
+        .books = s->tracee->books,
+        .stacks = s->tracee->stacks,
+        .resolve = session_resolve,
+        .resolve_ctx = s,
+        .pid = s->tracee->pid,
+        .program = s->tracee->program,
+    };
+    report_write_leaks_text(out, &src, &leaks);
+    fflush(out);
+    leak_report_free(&leaks);
+}
+
+void session_leak_finish(struct session *s)
+{
+    if (s->leak && s->leak->autoscan && !s->leak->final_done && !tracer_finished(s->tracee))
+        final_scan(s);
+}
+
+int session_leak_exit_code(const struct session *s)
+{
+    const struct leak_session *L = s->leak;
+    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[0])
+        return -1;
+    return L->exitcode;
+}
+
+const struct report_leaks *session_leak_report(const struct session *s)
+{
+    return s->leak && s->leak->final_done ? &s->leak->final : NULL;
+}
+
+void session_leak_free(struct session *s)
+{
+    struct leak_session *L = s->leak;
+    if (!L)
+        return;
+    if (s->tracee && s->tracee->exit_stop_ctx == s)
+        s->tracee->exit_stop_hook = NULL;
+    suppressions_free(L->supp);
+    leak_dead_stacks_free(&L->dead);
+    leak_report_free(&L->final);
+    free(L);
+    s->leak = NULL;
+}
