@@ -366,8 +366,6 @@ struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count)
     return out;
 }
 
-/* ---- mapping ledger ---- */
-
 struct heap_block *heap_export_all_blocks(const struct heap_books *b, size_t *count,
                                           bool **forgotten)
 {
@@ -375,18 +373,20 @@ struct heap_block *heap_export_all_blocks(const struct heap_books *b, size_t *co
     struct heap_block *out = b->used ? xreallocarray(NULL, b->used, sizeof(*out)) : NULL;
     for (size_t i = 0; i <= b->mask && k < b->used; i++)
         if (b->slots[i].addr)
-            slot_to_block(&b->slots[i], &out[k++]);
+            slot_to_block(b, &b->slots[i], &out[k++]);
     if (k > 1)
         qsort(out, k, sizeof(*out), cmp_block_addr);
     if (forgotten) {
-        /* Sorted by address: look each one's generation up again. */
+        /* Sorted by address: look each one's forgotten bit up again. */
         *forgotten = xcalloc(k ? k : 1, sizeof(**forgotten));
         for (size_t j = 0; j < k; j++)
-            (*forgotten)[j] = b->slots[probe(b, out[j].addr)].gen != b->gen;
+            (*forgotten)[j] = slot_forgotten(&b->slots[probe(b, out[j].addr)]);
     }
     *count = k;
     return out;
 }
+
+/* ---- mapping ledger ---- */
 
 uint64_t heap_page_size(void)
 {
