@@ -54,6 +54,35 @@ uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
     return ret;
 }
 
+/* The first n integer arguments at the entry of an intercepted function:
+ * from registers, or from the stack where the calling convention puts
+ * them there (i386), as consecutive words read at once. */
+static void call_args(struct tracee *t, const struct arch_regs *regs, uint64_t *out, int n)
+{
+    struct arch_arg_slot first = arch_arg_slot(regs, 0);
+    if (!first.in_memory) {
+        for (int i = 0; i < n; i++)
+            out[i] = arch_arg_slot(regs, i).value;
+        return;
+    }
+    uint8_t buf[8 * ARCH_PTR_SIZE];
+    size_t want = (size_t)n * ARCH_PTR_SIZE;
+    size_t got = target_mem_read_partial(&t->mem, first.addr, buf, want < sizeof(buf) ? want : sizeof(buf));
+    for (int i = 0; i < n; i++) {
+        out[i] = 0;
+        size_t off = (size_t)i * ARCH_PTR_SIZE;
+        if (off + ARCH_PTR_SIZE > got)
+            continue;
+        if (ARCH_PTR_SIZE == 4) {
+            uint32_t w;
+            memcpy(&w, buf + off, 4);
+            out[i] = w;
+        } else {
+            memcpy(&out[i], buf + off, 8);
+        }
+    }
+}
+
 static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
                             enum heap_free_result r)
 {
@@ -100,13 +129,14 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
-            record_release(t, fn, arch_arg(regs, 0), ret_addr);
+            uint64_t addr;
+            call_args(t, regs, &addr, 1);
+            record_release(t, fn, addr, ret_addr);
         } else {
             uint64_t tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
-            for (int i = 0; i < 5; i++)
-                c->args[i] = arch_arg(regs, i);
+            call_args(t, regs, c->args, 5);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->stack_id = capture_stack(t, regs);
