@@ -41,7 +41,9 @@ endif
 OPT ?= -O2
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE $(CFLAGS)
+# 64-bit file offsets also on 32-bit CPUs: /proc/PID/mem is written at the
+# target's addresses, which lie above 2 GiB there.
+ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := $(ARCH_CFLAGS) $(LDFLAGS)
 
