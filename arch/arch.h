@@ -12,6 +12,7 @@
 #if defined(__x86_64__)
 #include <sys/user.h>
 #define ARCH_NAME "x86_64"
+#define ARCH_ELF_MACHINE 62       /* EM_X86_64: the programs it can trace */
 #define ARCH_DWARF_NREGS 17       /* rax..r15 (0-15), return address (16) */
 #define ARCH_DWARF_SP 7
 #define ARCH_DWARF_FP 6
@@ -23,6 +24,7 @@ typedef struct user_regs_struct arch_user_regs;
 #elif defined(__i386__)
 #include <sys/user.h>
 #define ARCH_NAME "i386"
+#define ARCH_ELF_MACHINE 3        /* EM_386 */
 #define ARCH_DWARF_NREGS 9        /* eax..edi (0-7), eip (8) */
 #define ARCH_DWARF_SP 4
 #define ARCH_DWARF_FP 5

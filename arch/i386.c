@@ -17,8 +17,8 @@
 #include "arch/x86_insn.h"
 
 const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN] = {0xcc};
-/* int $0x80; int3 */
-const uint8_t arch_syscall_insn[] = {0xcd, 0x80, 0xcc};
+/* nop; int $0x80; int3 -- entered after the nop (arch_setup_syscall). */
+const uint8_t arch_syscall_insn[] = {0x90, 0xcd, 0x80, 0xcc};
 const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
 
 static uint64_t word(long v) { return (uint64_t)(uint32_t)v; }
@@ -96,11 +96,17 @@ void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out)
 
 /* int $0x80 takes the number in eax and up to six arguments in ebx, ecx,
  * edx, esi, edi, ebp.  orig_eax = -1 keeps the kernel from treating the
- * stop as an interrupted system call to restart. */
+ * stop as an interrupted system call to restart.
+ *
+ * A thread stopped inside a system call made through the vDSO sits at the
+ * vDSO's int80 landing pad; a 64-bit kernel returns to that very address
+ * with SYSRETL/SYSEXIT, which overwrite ecx (our second argument) on the
+ * way out.  Starting one byte in, past a nop, the return is never to the
+ * landing pad, so it goes through IRET with every register as set here. */
 void arch_setup_syscall(struct arch_regs *regs, uint64_t pc, long nr, const uint64_t args[6])
 {
     struct user_regs_struct *u = &regs->user;
-    u->eip = to_reg(pc);
+    u->eip = to_reg(pc + 1);
     u->eax = nr;
     u->orig_eax = -1;
     u->ebx = to_reg(args[0]);
