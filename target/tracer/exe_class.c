@@ -47,6 +47,6 @@ int exe_class_check(pid_t pid, char *err, size_t errlen)
              "cannot trace process %d: it runs a %u-bit %s program and this memtrace is built for "
              "%s (use a memtrace built for its CPU%s)",
              (int)pid, bits, machine_name(machine, buf, sizeof(buf)), ARCH_NAME,
-             machine == EM_386 ? ": make ARCH=i386" : "");
+             machine == EM_386 ? ": make ARCH=i386" : machine == EM_X86_64 ? ": plain make" : "");
     return -1;
 }
