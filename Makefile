@@ -22,6 +22,15 @@ else
 ARCH ?= $(patsubst %-linux-gnu-,%,$(patsubst %-linux-gnueabihf-,arm,$(CROSS_COMPILE)))
 endif
 
+# The 32-bit build keeps its own folders, so the native build stays usable.
+ASAN_BUILD := build-asan
+ifeq ($(ARCH),i386)
+ifeq ($(origin BUILD),file)
+BUILD := build-i386
+endif
+ASAN_BUILD := build-i386-asan
+endif
+
 CC := $(CROSS_COMPILE)gcc
 CXX := $(CROSS_COMPILE)g++
 AR := $(CROSS_COMPILE)ar
@@ -54,7 +63,9 @@ endif
 OPT ?= -O2
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE $(CFLAGS)
+# 64-bit file offsets also on 32-bit CPUs: /proc/PID/mem is written at the
+# target's addresses, which lie above 2 GiB there.
+ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := $(ARCH_CFLAGS) $(CROSS_LDFLAGS) $(LDFLAGS)
 
@@ -75,10 +86,24 @@ LIB_SRCS := $(TARGET_SRCS) $(SHARED_SRCS) $(ARCH_SRCS)
 HOSTFS_SRCS := $(wildcard host-fs/*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(BUILD)/obj/%.o) $(SHARED_SRCS:%.c=$(BUILD)/obj/%.o)
+# memtrace-fs is the host side: the 32-bit build keeps it a native binary
+# (own object folder), so a 32-bit target talks to a 64-bit host for real.
+HOSTFS_OBJDIR := $(BUILD)/obj
+ifeq ($(ARCH),i386)
+HOSTFS_OBJDIR := $(BUILD)/host-obj
+endif
+HOST_CFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_CFLAGS))
+HOST_LDFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_LDFLAGS))
+HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) $(SHARED_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o)
 MAIN_OBJ := $(BUILD)/obj/target/main.o
 
 TARGET_LIBS := -lz -lpthread
+# libelf (unit-test oracle only): the 32-bit build links Debian's
+# libelf1:i386 by path, the headers being the same for every architecture.
+UNIT_LIBELF := -lelf
+ifeq ($(ARCH),i386)
+UNIT_LIBELF := /usr/lib/i386-linux-gnu/libelf.so.1
+endif
 HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
 
 UNIT_SRCS := $(wildcard selftest/unit/test_*.c)
@@ -113,8 +138,14 @@ $(BUILD)/zlib/libz.a:
 $(BUILD)/memtrace: $(MAIN_OBJ) $(BUILD)/libmt.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TARGET_LIBS)
 
+ifneq ($(HOSTFS_OBJDIR),$(BUILD)/obj)
+$(HOSTFS_OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+endif
+
 $(BUILD)/memtrace-fs: $(HOSTFS_OBJS)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(HOSTFS_LIBS)
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOSTFS_LIBS)
 
 target/memtrace: $(BUILD)/memtrace
 	cp $< $@
@@ -124,7 +155,7 @@ host-fs/memtrace-fs: $(BUILD)/memtrace-fs
 
 $(BUILD)/unit/%: selftest/unit/%.c $(BUILD)/libmt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS) -lelf
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libmt.a $(ALL_LDFLAGS) $(TARGET_LIBS) $(UNIT_LIBELF)
 
 $(BUILD)/cross/%: selftest/cross/%.c $(BUILD)/libmt.a
 	@mkdir -p $(dir $@)
@@ -146,17 +177,17 @@ $(BENCH_BIN): $(SHARED_BENCH)/allocbench.c
 tests-build: $(BUILD)/memtrace $(BUILD)/memtrace-fs $(UNIT_BINS) $(PROG_BINS) $(BENCH_BIN)
 
 deps:
-	@selftest/install-deps.sh
+	@ARCH=$(ARCH) selftest/install-deps.sh
 
 # The test command of the README.  Unit tests and the tracer itself run with
 # AddressSanitizer and UBSan; the same suite then checks the release build
 # where it matters for speed.
 check: deps
 	$(MAKE) all
-	$(MAKE) BUILD=build-asan SAN=1 OPT=-O1 tests-build
+	$(MAKE) BUILD=$(ASAN_BUILD) SAN=1 OPT=-O1 tests-build
 	$(MAKE) tests-build
 	$(MAKE) cross
-	MT_BUILD=build-asan MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh
+	MT_BUILD=$(ASAN_BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh
 
 test: tests-build
 	MT_BUILD=$(BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh $(TESTS)
@@ -192,4 +223,4 @@ install: all
 clean:
 	rm -rf build build-* target/memtrace host-fs/memtrace-fs
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/host-obj -name '*.d' 2>/dev/null)

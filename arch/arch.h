@@ -12,6 +12,7 @@
 #if defined(__x86_64__)
 #include <sys/user.h>
 #define ARCH_NAME "x86_64"
+#define ARCH_ELF_MACHINE 62       /* EM_X86_64: the programs it can trace */
 #define ARCH_DWARF_NREGS 17       /* rax..r15 (0-15), return address (16) */
 #define ARCH_DWARF_SP 7
 #define ARCH_DWARF_FP 6
@@ -28,6 +29,7 @@ typedef struct user_regs_struct arch_user_regs;
 #elif defined(__i386__)
 #include <sys/user.h>
 #define ARCH_NAME "i386"
+#define ARCH_ELF_MACHINE 3        /* EM_386 */
 #define ARCH_DWARF_NREGS 9        /* eax..edi (0-7), eip (8) */
 #define ARCH_DWARF_SP 4
 #define ARCH_DWARF_FP 5
@@ -35,6 +37,7 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PTR_SIZE 4
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 1
+#define ARCH_ARGS_ON_STACK 1      /* cdecl: see arch_arg_slot */
 typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, eip)
 #elif defined(__aarch64__)
@@ -98,8 +101,25 @@ int arch_set_regs(pid_t tid, const struct arch_regs *regs);
 uint64_t arch_pc(const struct arch_regs *regs);
 void arch_set_pc(struct arch_regs *regs, uint64_t pc);
 uint64_t arch_sp(const struct arch_regs *regs);
+/* Where integer argument n (0-based) of a function is at its first
+ * instruction: a register (value), or a stack word (addr; i386 passes
+ * every argument on the stack, and the caller reads the word). */
+struct arch_arg_slot {
+    bool in_memory;
+    uint64_t value;  /* when !in_memory */
+    uint64_t addr;   /* when in_memory */
+};
+#ifdef ARCH_ARGS_ON_STACK
+struct arch_arg_slot arch_arg_slot(const struct arch_regs *regs, int n);
+#else
 /* Integer argument n (0-based) of a function at its first instruction. */
 uint64_t arch_arg(const struct arch_regs *regs, int n);
+static inline struct arch_arg_slot arch_arg_slot(const struct arch_regs *regs, int n)
+{
+    struct arch_arg_slot slot = {.in_memory = false, .value = arch_arg(regs, n)};
+    return slot;
+}
+#endif
 /* The integer return value at the caller's resumption point. */
 uint64_t arch_retval(const struct arch_regs *regs);
 

@@ -15,6 +15,19 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev
       # snapshot tests: see selftest/cross-zlib.sh and the Makefile
       libc6-dev-arm64-cross libc6-dev-armhf-cross libgcc-12-dev-arm64-cross
       libgcc-12-dev-armhf-cross binutils-source qemu-user gdb-multiarch)
+# The 32-bit build (make ARCH=i386) links zlib from the multilib package
+# lib32z1-dev, and its unit tests link libelf1:i386 directly (the libelf
+# headers are the same for every architecture); libc6-dbg:i386 lets
+# valgrind's 32-bit memcheck find ld.so's symbols.  Only the runtime i386
+# packages come from the multiarch archive: the -dev ones would pull
+# linux-libc-dev:i386, which must match the amd64 version exactly and
+# fails whenever one mirror index lags.  Done for ARCH=i386, or when i386
+# is already a foreign architecture here.
+want_i386=0
+if [ "${ARCH:-}" = i386 ] || dpkg --print-foreign-architectures 2>/dev/null | grep -qx i386; then
+    want_i386=1
+    PKGS+=(lib32z1-dev libelf1:i386 libc6-dbg:i386)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -36,7 +49,11 @@ fi
 cleanup() { [ $made_policy = 1 ] && rm -f $policy; true; }
 trap cleanup EXIT
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+if [ $want_i386 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx i386; then
+    dpkg --add-architecture i386
+fi
+# A mirror in sync can fail one index; the install then says what is really missing.
+apt-get update -qq || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 for pid in $(pgrep -x avahi-daemon || true); do
     case " $avahi_before " in *" $pid "*) ;; *) echo "install-deps: stopping avahi-daemon $pid started by the install"; kill "$pid" ;; esac

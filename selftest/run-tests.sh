@@ -17,6 +17,16 @@ export MEMTRACE=${MEMTRACE:-$ROOT/$MT_BUILD/memtrace}
 export MEMTRACE_FS=${MEMTRACE_FS:-$ROOT/$MT_BUILD/memtrace-fs}
 export MT_PROGS=${MT_PROGS:-$ROOT/$MT_RELEASE_BUILD/selftest}
 export MT_BENCH_BIN=${MT_BENCH_BIN:-$ROOT/$MT_RELEASE_BUILD/bench/allocbench}
+# Programs a test compiles itself are built for the CPU memtrace traces:
+# gcc $MT_TARGET_CFLAGS gives -m32 when $MEMTRACE is the i386 build (ELF
+# class 1 and machine 3 in its header).
+if [ -z "${MT_TARGET_CFLAGS+set}" ]; then
+    MT_TARGET_CFLAGS=
+    [ "$(od -An -tu1 -j4 -N1 "$MEMTRACE" 2>/dev/null | tr -d ' ')" = 1 ] &&
+        [ "$(od -An -tu1 -j18 -N1 "$MEMTRACE" 2>/dev/null | tr -d ' ')" = 3 ] &&
+        MT_TARGET_CFLAGS=-m32
+fi
+export MT_TARGET_CFLAGS
 # ASan: memtrace forks the traced program before exec, and LeakSanitizer must
 # not judge the half-born child.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}

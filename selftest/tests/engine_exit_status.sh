@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
     return 7;
 }
 C
-gcc -g -o crash crash.c || fail "cannot build"
+gcc ${MT_TARGET_CFLAGS:-} -g -o crash crash.c || fail "cannot build"
 
 "$MEMTRACE" -q ./crash > out.txt; rc=$?
 [ $rc -eq 7 ] || fail "exit status $rc, expected 7"

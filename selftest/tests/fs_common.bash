@@ -31,7 +31,7 @@ make_sysroot() {
 int helper(int x) { return x * 3; }
 int main(void) { char *p = malloc(10); printf("%d\n", helper(4)); free(p); return 0; }
 C
-    gcc -g -O0 -Wl,--build-id -o "$MT_TMP/prog.full" "$MT_TMP/prog.c" || fail "gcc"
+    gcc ${MT_TARGET_CFLAGS:-} -g -O0 -Wl,--build-id -o "$MT_TMP/prog.full" "$MT_TMP/prog.c" || fail "gcc"
     objcopy --only-keep-debug "$MT_TMP/prog.full" "$root/usr/bin/.debug/prog.debug"
     objcopy --strip-debug --add-gnu-debuglink="$root/usr/bin/.debug/prog.debug" \
         "$MT_TMP/prog.full" "$root/usr/bin/prog"
@@ -46,7 +46,7 @@ C
     # the server's index of the sysroot.
     mkdir -p "$root/opt/app"
     { cat "$MT_TMP/prog.c"; echo 'int prog2_only(int x) { return x + 2; }'; } >"$MT_TMP/prog2.c"
-    gcc -g -O0 -Wl,--build-id -o "$root/opt/app/prog2" "$MT_TMP/prog2.c" || fail "gcc"
+    gcc ${MT_TARGET_CFLAGS:-} -g -O0 -Wl,--build-id -o "$root/opt/app/prog2" "$MT_TMP/prog2.c" || fail "gcc"
     local libc
     libc=$(ldd "$MT_TMP/prog.full" | awk '/libc.so/ {print $3}')
     cp "$libc" "$root/lib/libbig.so"

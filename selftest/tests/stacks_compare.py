@@ -7,7 +7,7 @@ Each gdb backtrace (printed by `bt` at a breakpoint on an intercepted
 function's first instruction) must appear among memtrace's stacks, frame by
 frame: file (base name) and line for every frame up to main, and the function
 name for C frames of the test's own sources.  gdb's "<signal handler called>"
-matches memtrace's __restore_rt frame.  Backtraces are compared as sets
+matches memtrace's signal trampoline frame (__restore_rt, __kernel_sigreturn).  Backtraces are compared as sets
 (memtrace groups identical stacks); gdb's virtual tail-call frames in other
 modules are allowed to be absent (see matches()).
 """
@@ -16,6 +16,9 @@ import os
 import re
 import sys
 
+# The code a signal handler returns to: glibc's restorer on x86_64, the
+# vDSO's (or glibc's) on i386.
+SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kernel_rt_sigreturn')
 FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
 
 
@@ -57,7 +60,7 @@ def memtrace_stacks(path):
         frames = []
         for f in s['frames']:
             func = f['function'] or '?'
-            if func == '__restore_rt':
+            if func in SIGNAL_TRAMPOLINES:
                 frames.append(('<signal>', None, None))
                 continue
             frames.append((func, os.path.basename(f['file']) if f['file'] else None, f['line'] or None))

@@ -95,6 +95,13 @@ def snapshot(n):
     for (s, e, o, p) in maps:
         if p.startswith("/"):
             lines.append("map 0x%x 0x%x 0x%x %s" % (s, e, o, p))
+        elif p == "[vdso]":
+            # No file: its image, dumped once, stands in for one.  i386
+            # signal handlers return through its sigreturn trampoline.
+            image = os.path.join(OUT, "vdso-0x%x.so" % s)
+            if not os.path.exists(image):
+                gdb.execute("dump binary memory %s 0x%x 0x%x" % (image, s, e))
+            lines.append("map 0x%x 0x%x 0x0 %s" % (s, e, image))
     # Inlined calls have no frame of their own on the stack (gdb shows the
     # containing frame next, at the same pc), and gdb's tail-call frames are
     # guessed from DW_TAG_call_site, not found on the stack: keep only frames

@@ -23,9 +23,9 @@ set -e
 for opt in O0 O2; do
     flags="-g -$opt"
     [ $opt = O2 ] && flags="$flags -fomit-frame-pointer"
-    gcc -std=gnu11 $flags -fPIC -shared -DUNWIND_LIB_SHARED -o libunwind_lib_$opt.so "$src/unwind_lib.c"
-    gcc -std=gnu11 $flags -pthread -o unwind_chain_$opt "$src/unwind_chain.c" -ldl
-    g++ -std=gnu++17 $flags -o unwind_cxx_$opt "$src/unwind_cxx.cpp"
+    gcc ${MT_TARGET_CFLAGS:-} -std=gnu11 $flags -fPIC -shared -DUNWIND_LIB_SHARED -o libunwind_lib_$opt.so "$src/unwind_lib.c"
+    gcc ${MT_TARGET_CFLAGS:-} -std=gnu11 $flags -pthread -o unwind_chain_$opt "$src/unwind_chain.c" -ldl
+    g++ ${MT_TARGET_CFLAGS:-} -std=gnu++17 $flags -o unwind_cxx_$opt "$src/unwind_cxx.cpp"
 done
 set +e
 # The Makefile's own -O0 builds too, when present.

@@ -33,8 +33,8 @@ run_case() {
 
 for opt in -O0 "-O2 -fomit-frame-pointer"; do
     tag=$(echo "$opt" | tr -dc 'O0-9')
-    gcc -g $opt -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
-    gcc -g $opt -o "stacks_$tag" "$D/stacks_main.c" -L. -lstacks || fail "build main"
+    gcc ${MT_TARGET_CFLAGS:-} -g $opt -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
+    gcc ${MT_TARGET_CFLAGS:-} -g $opt -o "stacks_$tag" "$D/stacks_main.c" -L. -lstacks || fail "build main"
     run_case "c_$tag" "stacks_$tag" "malloc calloc" stacks_main.c stacks_lib.c
 done
 
@@ -42,5 +42,7 @@ command -v g++ >/dev/null || skip "g++ is not installed"
 # -O0: in -O2 C++ almost every frame is inlined template code, where gdb's
 # line choice for a physical frame departs from elfutils' and binutils'
 # addr2line (both of which memtrace matches; see addr2line_elfutils.sh).
-g++ -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
-run_case cxx stacks_cxx "_Znwm _Znam" stacks_cxx.cpp
+g++ ${MT_TARGET_CFLAGS:-} -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
+# operator new takes size_t: 'm' (unsigned long) on LP64, 'j' on ILP32.
+if [ "${MT_TARGET_CFLAGS:-}" = -m32 ]; then news="_Znwj _Znaj"; else news="_Znwm _Znam"; fi
+run_case cxx stacks_cxx "$news" stacks_cxx.cpp

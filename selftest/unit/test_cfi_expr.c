@@ -103,7 +103,7 @@ int main(void)
         { "bra not taken", { 0x30, 0x28, 1, 0, 0x3a }, 5, 10, 0 },
         { "breg7", { 0x77, 0x10 }, 2, 0x800 + 0x10, 0 },
         { "breg0 negative", { 0x70, 0x7f }, 2, 0x100 - 1, 0 },
-        { "bregx", { 0x92, 16, 8 }, 3, 0x1100 + 8, 0 },
+        { "bregx", { 0x92, 8, 8 }, 3, 0x900 + 8, 0 },   /* reg 8: tracked on every CPU */
         { "regx", { 0x90, 3 }, 2, 0x400, 0 },
         { "reg5", { 0x55 }, 1, 0x600, 0 },
         { "deref", { 0x0a, 0x08, 0x10, 0x06 }, 4, (int64_t)le64(memory + 8), 0 },

@@ -172,7 +172,9 @@ static void test_locations(void)
     int rc;
     struct cfi_row r = row_at(t, TEXT, &rc);
     CHECK(rc == 0 && r.cfa_reg == 7 && r.cfa_offset == 8, "rc %d off %ld", rc, (long)r.cfa_offset);
+#if CFI_NREGS > 16 /* the x86_64 return-address column; the i386 build tracks 9 */
     CHECK(r.regs[16].kind == CFI_RULE_OFFSET && r.regs[16].u.offset == -8, "ra rule");
+#endif
     r = row_at(t, TEXT + 3, &rc);
     CHECK(r.cfa_offset == 8, "before advance_loc: %ld", (long)r.cfa_offset);
     r = row_at(t, TEXT + 4, &rc);
@@ -230,11 +232,13 @@ static void test_register_rules(void)
     CHECK(r.regs[3].kind == CFI_RULE_OFFSET && r.regs[3].u.offset == -24, "offset_extended");
     CHECK(r.regs[6].kind == CFI_RULE_OFFSET && r.regs[6].u.offset == 16, "offset_extended_sf %ld",
           (long)r.regs[6].u.offset);
+#if CFI_NREGS > 15 /* r12..r15 of x86_64: not tracked by the i386 build */
     CHECK(r.regs[12].kind == CFI_RULE_OFFSET && r.regs[12].u.offset == 16, "negative_offset %ld",
           (long)r.regs[12].u.offset);
     CHECK(r.regs[13].kind == CFI_RULE_VAL_OFFSET && r.regs[13].u.offset == -32, "val_offset");
     CHECK(r.regs[14].kind == CFI_RULE_VAL_OFFSET && r.regs[14].u.offset == 8, "val_offset_sf");
     CHECK(r.regs[15].kind == CFI_RULE_UNDEFINED, "undefined");
+#endif
     CHECK(r.regs[0].kind == CFI_RULE_SAME_VALUE, "same_value");
     CHECK(r.regs[1].kind == CFI_RULE_REGISTER && r.regs[1].u.reg == 2, "register");
     CHECK(r.regs[5].kind == CFI_RULE_EXPRESSION && r.regs[5].expr_len == 2 &&
@@ -244,7 +248,9 @@ static void test_register_rules(void)
     CHECK(rc == 0 && r.regs[3].kind == CFI_RULE_OFFSET && r.regs[3].u.offset == -16, "restore");
     CHECK(r.regs[6].kind == CFI_RULE_UNSPECIFIED, "restore_extended");
     CHECK(r.regs[2].kind == CFI_RULE_UNDEFINED, "register from untracked");
+#if CFI_NREGS > 15
     CHECK(r.regs[13].kind == CFI_RULE_VAL_OFFSET, "rules persist across rows");
+#endif
     cfi_table_free(t);
 }
 
@@ -476,9 +482,12 @@ static void test_debug_frame(void)
         CHECK(rc == 0 && r.cfa_reg == 13 && r.cfa_offset == 0 && r.ra_column == 14,
               "debug_frame v%d%s%s: rc %d", version, is64 ? " 64-bit" : "", be ? " BE" : "", rc);
         r = row_at(t, 0x8008, &rc);
-        CHECK(rc == 0 && r.cfa_offset == 16 && r.regs[14].kind == CFI_RULE_OFFSET &&
-              r.regs[14].u.offset == -4 && r.addr_size == asz,
+        CHECK(rc == 0 && r.cfa_offset == 16 && r.addr_size == asz,
               "debug_frame v%d row 2: rc %d off %ld", version, rc, (long)r.cfa_offset);
+#if CFI_NREGS > 14 /* arm's lr: beyond the 9 registers of the i386 build */
+        CHECK(r.regs[14].kind == CFI_RULE_OFFSET && r.regs[14].u.offset == -4,
+              "debug_frame v%d row 2: lr rule", version);
+#endif
         row_at(t, 0x8040, &rc);
         CHECK(rc != 0, "debug_frame v%d: past end found", version);
         cfi_table_free(t);

@@ -88,7 +88,7 @@ static int regno(unsigned machine, const char *name)
 {
     static const char *const x86_64[] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp",
         "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
-    static const char *const i386[] = { "eax", "ecx", "edx", "ebx", "esp", "ebp", "esi",
+    static const char *const i386_names[] = { "eax", "ecx", "edx", "ebx", "esp", "ebp", "esi",
         "edi", "eip" };
     const char *const *names = NULL;
     int n = 0;
@@ -97,7 +97,7 @@ static int regno(unsigned machine, const char *name)
         names = x86_64;
         n = 17;
     } else if (machine == EM_386) {
-        names = i386;
+        names = i386_names;
         n = 9;
     } else if (machine == EM_AARCH64 || machine == EM_ARM) {
         if (machine == EM_AARCH64 && !strcmp(name, "sp"))
@@ -208,6 +208,10 @@ static int check_row(struct loaded *l, struct fde_rows *f, uint64_t pc, const ch
         char got[32];
         rule_text(l->machine, &row.regs[r], got, sizeof(got));
         if (got[0] == '#' && is_reg && want_reg == row.regs[r].u.reg)
+            continue;
+        /* Saved in a register this build does not track (x86_64's r9 read
+         * by the i386 build): the table says undefined, by design. */
+        if (is_reg && want_reg >= CFI_NREGS && !strcmp(got, "u"))
             continue;
         if (strcmp(got, want) != 0) {
             printf("  0x%llx: %s is %s, readelf %s\n", (unsigned long long)pc, f->cols[c],

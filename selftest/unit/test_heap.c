@@ -228,8 +228,8 @@ static void ledger(void)
         heap_get_totals(b, &t);
         CHECK(ok && n == runs, "ledger step %u: regions differ from the page map", serial);
         CHECK(t.mapped_bytes == pages * ps && t.mapped_regions == runs,
-              "ledger step %u: %" PRIu64 " bytes %" PRIu64 " regions, want %zu, %zu",
-              serial, t.mapped_bytes, t.mapped_regions, pages * ps, runs);
+              "ledger step %u: %" PRIu64 " bytes %" PRIu64 " regions, want %" PRIu64 ", %zu",
+              serial, t.mapped_bytes, t.mapped_regions, (uint64_t)(pages * ps), runs);
         if (!ok)
             break;
     }

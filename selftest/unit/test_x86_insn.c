@@ -279,7 +279,11 @@ static bool run_displaced(const struct snippet *s, uint8_t *a, uint8_t *b, uintp
 static uint8_t *map_near(uint8_t *a)
 {
     for (uintptr_t dist = (uintptr_t)1 << 30; dist >= ((uintptr_t)1 << 16); dist >>= 2) {
-        void *want = a + dist;
+        /* Integer arithmetic: on i386 the sum may wrap, which pointer
+         * arithmetic must not (UBSan says so). */
+        if ((uintptr_t)a + dist < (uintptr_t)a)
+            continue;
+        void *want = (void *)((uintptr_t)a + dist);
         void *b = mmap(want, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
         if (b == want)
@@ -303,7 +307,7 @@ static void test_execution(void)
     if (!b)
         return;
     printf("page A %p, page B %p (distance %#llx)\n", (void *)a, (void *)b,
-           (unsigned long long)(b - a));
+           (unsigned long long)((uintptr_t)b - (uintptr_t)a));
     __builtin_cpu_init();
     unsigned runs = 0;
     for (size_t n = 0; n < sizeof(snippets) / sizeof(snippets[0]); n++) {

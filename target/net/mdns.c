@@ -203,7 +203,8 @@ int mdns_discover(int timeout_ms, char *host_port, size_t len, char *err, size_t
     {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        qs.id = (uint16_t)((ts.tv_nsec ^ getpid() ^ (ts.tv_sec << 7)) | 1);
+        /* Unsigned: time_t is 32 bits on i386 and the shift would overflow. */
+        qs.id = (uint16_t)(((uint64_t)ts.tv_nsec ^ (uint64_t)getpid() ^ ((uint64_t)ts.tv_sec << 7)) | 1);
     }
     static const uint16_t ptr_q[] = { MDNS_TYPE_PTR };
     static const uint16_t srv_q[] = { MDNS_TYPE_SRV, MDNS_TYPE_TXT };

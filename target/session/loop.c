@@ -98,7 +98,7 @@ int session_run(struct session *s)
     };
     while (!s->quit_requested) {
         drain_stops(s);
-        if (tracer_finished(s->tracee))
+        if (tracer_finished(s->tracee) || tracer_cannot_follow(s->tracee))
             break;
         if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)

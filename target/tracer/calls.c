@@ -60,6 +60,35 @@ uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
     return ret;
 }
 
+/* The first n integer arguments at the entry of an intercepted function:
+ * from registers, or from the stack where the calling convention puts
+ * them there (i386), as consecutive words read at once. */
+static void call_args(struct tracee *t, const struct arch_regs *regs, uint64_t *out, int n)
+{
+    struct arch_arg_slot first = arch_arg_slot(regs, 0);
+    if (!first.in_memory) {
+        for (int i = 0; i < n; i++)
+            out[i] = arch_arg_slot(regs, i).value;
+        return;
+    }
+    uint8_t buf[8 * ARCH_PTR_SIZE];
+    size_t want = (size_t)n * ARCH_PTR_SIZE;
+    size_t got = target_mem_read_partial(&t->mem, first.addr, buf, want < sizeof(buf) ? want : sizeof(buf));
+    for (int i = 0; i < n; i++) {
+        out[i] = 0;
+        size_t off = (size_t)i * ARCH_PTR_SIZE;
+        if (off + ARCH_PTR_SIZE > got)
+            continue;
+        if (ARCH_PTR_SIZE == 4) {
+            uint32_t w;
+            memcpy(&w, buf + off, 4);
+            out[i] = w;
+        } else {
+            memcpy(&out[i], buf + off, 8);
+        }
+    }
+}
+
 static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
                             enum heap_free_result r)
 {
@@ -103,12 +132,11 @@ static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
  * target memory at all.  Every other entry reads the return address from
  * the stack window that the capture of its stack then reuses. */
 static bool entry_needs_caller(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
-                               const struct arch_regs *regs)
+                               uint64_t released)
 {
     if (!fn->releases || th->ncalls > 0)
         return true;
-    uint64_t addr = arch_arg(regs, 0);
-    return addr && !heap_lookup(t->books, addr, NULL);
+    return released && !heap_lookup(t->books, released, NULL);
 }
 
 static uint64_t entry_return_address(struct stack_window *w, const struct arch_regs *regs,
@@ -130,15 +158,18 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     struct arch_return_slot slot = {0};
     /* 0 is no module's address: "not the allocator's own call". */
     uint64_t ret_addr = 0;
-    if (entry_needs_caller(t, th, fn, regs))
+    uint64_t released = 0; /* the pointer a free-like function gives back */
+    if (fn->releases)
+        call_args(t, regs, &released, 1);
+    if (entry_needs_caller(t, th, fn, released))
         ret_addr = entry_return_address(&w, regs, &slot);
     /* release_chain.c: delete tail-calling free is one release */
-    bool continues = release_continues(th, fn, regs, ret_addr);
+    bool continues = release_continues(th, fn, arch_sp(regs), ret_addr, released);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
             if (!continues)
-                record_release(t, fn, arch_arg(regs, 0), ret_addr);
+                record_release(t, fn, released, ret_addr);
         } else {
             /* perf: the call site's own stub, so that the return stop
              * writes no register; else the shared trampoline. */
@@ -147,8 +178,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
                 tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
-            for (int i = 0; i < 5; i++)
-                c->args[i] = arch_arg(regs, i);
+            call_args(t, regs, c->args, 5);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->stack_id = capture_stack_in(&w, regs);

@@ -18,6 +18,7 @@
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
+#include "target/tracer/exe_class.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/return_sites.h"
 
@@ -236,6 +237,15 @@ static void handle_exec(struct tracee *t, struct thread *th)
     target_mem_close(&t->mem);
     target_mem_open(&t->mem, t->pid);
     reset_address_space(t);
+    /* An exec into a program of another word size (a 64-bit shell script
+     * starting a 32-bit program): no breakpoint goes into it; the session
+     * detaches and reports what it saw before. */
+    char why[256];
+    if (exe_class_check(t->pid, why, sizeof(why)) < 0) {
+        mt_error("%s; detaching after its exec", why);
+        t->cannot_follow = true;
+        return;
+    }
     scan_modules(t, th);
 }
 
@@ -363,6 +373,8 @@ void tracer_handle_status(struct tracee *t, pid_t tid, int status)
 
 bool tracer_finished(const struct tracee *t) { return t->exited && t->threads_count == 0; }
 
+bool tracer_cannot_follow(const struct tracee *t) { return t->cannot_follow; }
+
 /* --- launch and attach ------------------------------------------------ */
 
 static void seize_error(pid_t pid, int err, char *buf, size_t len)
@@ -423,6 +435,13 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
         snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(exec_errno));
         ptrace(PTRACE_DETACH, pid, NULL, NULL);
         waitpid(pid, NULL, 0);
+        return NULL;
+    }
+    /* The exec is done (its close-on-exec pipe closed) and the program has
+     * not run an instruction yet: a program we cannot trace never starts. */
+    if (exe_class_check(pid, err, errlen) < 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, __WALL);
         return NULL;
     }
     struct tracee *t = tracee_new(pid, opts, loc);
@@ -525,6 +544,8 @@ struct tracee *tracer_attach(pid_t pid, const struct tracer_options *opts, struc
         seize_error(pid, pid <= 0 ? ESRCH : errno, err, errlen);
         return NULL;
     }
+    if (exe_class_check(pid, err, errlen) < 0)
+        return NULL;
     struct tracee *t = tracee_new(pid, opts, loc);
     t->attached_mode = true;
     t->exec_seen = true;

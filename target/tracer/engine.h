@@ -23,5 +23,8 @@ void tracer_detach(struct tracee *t);
 void tracer_free(struct tracee *t);
 /* The process is gone (all threads reaped). */
 bool tracer_finished(const struct tracee *t);
+/* The process exec'ed a program this memtrace cannot trace (another word
+ * size): the session should detach and report. */
+bool tracer_cannot_follow(const struct tracee *t);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ static void module_free(struct module *m)
         debug_object_close(m->dobj);
     if (m->mapped)
         elf_file_close(m->mapped);
+    free(m->image);
     free(m->path);
     free(m);
 }
@@ -124,6 +126,40 @@ static bool is_elf_candidate(const struct map_entry *e)
            strncmp(e->path, "/memfd:", 7) != 0;
 }
 
+/* The vDSO is an ELF object with no file.  Its CFI covers the kernel's
+ * signal trampolines and __kernel_vsyscall, which i386 programs return
+ * through: unwinding out of a signal handler crosses them. */
+#define VDSO_NAME "[vdso]"
+#define VDSO_MAX_SIZE (1u << 20)
+
+static bool is_vdso(const struct map_entry *e)
+{
+    return e->path && strcmp(e->path, VDSO_NAME) == 0;
+}
+
+/* Copies the vDSO's image out of the process once; the module keeps it. */
+static struct elf_file *vdso_open(struct module_map *mm, struct module *m)
+{
+    uint64_t len = m->end - m->start;
+    if (len == 0 || len > VDSO_MAX_SIZE)
+        return NULL;
+    char path[64], err[256];
+    snprintf(path, sizeof(path), "/proc/%d/mem", (int)mm->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    uint8_t *image = xmalloc((size_t)len);
+    ssize_t n = pread(fd, image, (size_t)len, (off_t)m->start);
+    close(fd);
+    if (n != (ssize_t)len) {
+        free(image);
+        return NULL;
+    }
+    m->image = image;
+    m->image_size = (size_t)len;
+    return elf_file_open(byte_source_open_memory(image, (size_t)len, VDSO_NAME), err, sizeof(err));
+}
+
 static struct module *module_lookup_exact(struct module_map *mm, uint64_t start, const char *path)
 {
     struct module *m = module_find(mm, start);
@@ -202,7 +238,7 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
     mm->generation++;
     for (size_t i = 0; i < maps.count;) {
         const struct map_entry *e = &maps.entries[i];
-        if (!is_elf_candidate(e)) {
+        if (!is_elf_candidate(e) && !is_vdso(e)) {
             i++;
             continue;
         }
@@ -263,6 +299,8 @@ struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m)
     if (m->mapped || m->mapped_tried)
         return m->mapped;
     m->mapped_tried = true;
+    if (strcmp(m->path, VDSO_NAME) == 0)
+        return m->mapped = vdso_open(mm, m);
     char path[128], err[256];
     /* map_files names the very file that is mapped, even when the path was
      * replaced or deleted since (a package upgrade). */
@@ -290,7 +328,16 @@ struct debug_object *module_debug_object(struct module_map *mm, struct module *m
     if (m->dobj || m->dobj_tried)
         return m->dobj;
     m->dobj_tried = true;
-    char err[256];
+    char err[256] = "";
+    if (strcmp(m->path, VDSO_NAME) == 0) {
+        /* Its dynamic symbols name the trampolines; a second reader over
+         * the same image, owned by the debug object. */
+        struct elf_file *f = module_mapped_elf(mm, m) ? elf_file_open(byte_source_open_memory(
+                                 m->image, m->image_size, VDSO_NAME), err, sizeof(err))
+                                                      : NULL;
+        m->dobj = f ? debug_object_from_elf(mm->locator, m->path, f) : NULL;
+        return m->dobj;
+    }
     m->dobj = debug_object_open(mm->locator, m->path, err, sizeof(err));
     struct elf_file *mapped = module_mapped_elf(mm, m);
     if (m->dobj && mapped) {

@@ -35,6 +35,8 @@ struct module {
     struct cfi_table *cfi;
     bool cfi_tried;
     struct elf_blob cfi_blobs[3];
+    uint8_t *image;         /* the vDSO's bytes, copied from the process */
+    size_t image_size;
 };
 
 struct module_map {

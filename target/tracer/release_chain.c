@@ -1,7 +1,7 @@
 #include "target/tracer/release_chain.h"
 
-bool release_continues(struct thread *th, const struct intercept_fn *fn,
-                       const struct arch_regs *regs, uint64_t ret_addr)
+bool release_continues(struct thread *th, const struct intercept_fn *fn, uint64_t sp,
+                       uint64_t ret_addr, uint64_t ptr)
 {
     if (!fn->releases) {
         /* An allocation in between: a release of the same pointer from
@@ -10,7 +10,7 @@ bool release_continues(struct thread *th, const struct intercept_fn *fn,
         th->last_release.fn = NULL;
         return false;
     }
-    struct release_entry now = {fn, arch_sp(regs), ret_addr, arch_arg(regs, 0)};
+    struct release_entry now = {fn, sp, ret_addr, ptr};
     struct release_entry *last = &th->last_release;
     /* Another function is required: a program calling free(p) twice from
      * one call site in a loop is a double free, not a chain. */

@@ -146,8 +146,10 @@ static int scratch_map_page(struct tracee *t, struct thread *th, uint64_t near, 
     int rc = inject_syscall(t, th, MMAP_SYSCALL, args, &addr);
     if (rc < 0)
         return rc;
-    if (addr > (uint64_t)-4096)
-        return (int)addr;
+    /* -errno in the target's word (zero-extended from 32 bits on i386). */
+    const uint64_t word_max = ARCH_PTR_SIZE == 8 ? UINT64_MAX : UINT32_MAX;
+    if (addr > word_max - 4096)
+        return -(int)(word_max - addr + 1);
     uint8_t page[SCRATCH_PAGE_SIZE];
     memset(page, arch_breakpoint_insn[0], sizeof(page));
     if (ARCH_BREAKPOINT_LEN > 1) {

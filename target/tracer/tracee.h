@@ -105,6 +105,7 @@ struct tracee {
     uint64_t rendezvous_addr;
     bool exec_seen;
     bool exited;
+    bool cannot_follow;      /* exec'ed into another word size (exe_class.h) */
     int exit_status;         /* as waitpid gives it */
     uint8_t *stack_window;   /* reused per event */
 
