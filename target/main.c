@@ -32,6 +32,9 @@ static void usage(FILE *out)
           "  -j, --json             final report as JSON\n"
           "      --format FMT       final report as text, json or folded (flame graphs)\n"
           "  -d, --depth N          frames kept per allocation (default 20)\n"
+          "      --check            remember freed blocks (with their stacks) so that a\n"
+          "                         double free names where the block was freed; costs\n"
+          "                         a stack capture per free\n"
           "  -C, --console          console on stdin also for a started PROGRAM\n"
           "                         (its stdin is then /dev/null); always on with -p\n"
           "      --sysroot DIR      look for the target's files and debug files in DIR\n"
@@ -49,7 +52,7 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_CHECK };
 
 struct cli {
     pid_t pid;
@@ -59,6 +62,7 @@ struct cli {
     bool quiet;
     bool console;
     bool addr2line;
+    bool check;
     const char *connect;
     const char *listen;
     bool mdns;
@@ -91,6 +95,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
+        {"check", no_argument, NULL, OPT_CHECK},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -134,6 +139,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
+        case OPT_CHECK: cli->check = true; break;
         case 'q': cli->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
@@ -224,7 +230,7 @@ int main(int argc, char **argv)
     if (build_locator(&cli, &loc) < 0)
         return 1;
 
-    struct tracer_options topts = {.depth = cli.depth};
+    struct tracer_options topts = {.depth = cli.depth, .check = cli.check};
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
@@ -266,6 +272,7 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return 1;
     }
+    s.tracee->on_misuse = session_print_misuse;
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "target/heap/heap.h"
+#include "target/heap/misuse.h"
 #include "target/heap/stacks.h"
 
 struct report_frame {
@@ -40,6 +41,7 @@ struct report_source {
     void *resolve_ctx;
     int pid;                        /* for JSON */
     const char *program;            /* for JSON; NULL -> "" */
+    const struct misuse_log *errors; /* JSON "errors"; NULL: none */
 };
 
 struct report_options {
@@ -54,6 +56,10 @@ int report_write(FILE *out, const struct report_source *src, const struct report
 /* The HEAP SUMMARY block (three lines, plus "mapped:" once any mmap was
  * recorded), exactly as ending the text report. */
 void report_write_summary(FILE *out, const struct heap_totals *t);
+
+/* One misuse error as valgrind prints it ("==PID== Invalid free() ...",
+ * the stacks, the block), frames resolved through src. */
+void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e);
 
 /* "text"|"json"|"folded", "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);

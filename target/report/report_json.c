@@ -81,7 +81,7 @@ void report_json_string(FILE *out, const char *str)
     fputc('"', out);
 }
 
-static void put_frame(FILE *out, const struct report_frame *f)
+void report_json_frame(FILE *out, const struct report_frame *f)
 {
     fprintf(out, "{\"pc\": \"0x%" PRIx64 "\", \"module\": ", f->pc);
     report_json_string(out, f->module);
@@ -116,9 +116,11 @@ void report_write_json(FILE *out, const struct report_source *src,
             struct report_frame f;
             report_resolve(src, pcs[i], i, &f);
             fputs(i ? ",\n    " : "\n    ", out);
-            put_frame(out, &f);
+            report_json_frame(out, &f);
         }
         fputs("]}", out);
     }
-    fputs(n ? "\n ]}\n" : "]}\n", out);
+    fputs(n ? "\n ],\n" : "],\n", out);
+    report_write_misuse_json(out, src);
+    fputs("}\n", out);
 }

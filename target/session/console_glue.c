@@ -76,6 +76,7 @@ int session_final_report(struct session *s)
         .resolve_ctx = s,
         .pid = s->tracee->pid,
         .program = s->tracee->program,
+        .errors = &s->tracee->errors,
     };
     int rc = report_write(out, &src, &s->report);
     if (out != stdout)

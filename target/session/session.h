@@ -21,8 +21,20 @@ struct session {
     char resolve_buf[2][4096];
 };
 
-/* Frame names for reports: module, offset, function, file:line. */
+/* Frame names for reports: module, offset, function, file:line (of the
+ * first process). */
 void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out);
+
+/* The same for any traced process: ctx is a process_resolver. */
+struct process_resolver {
+    struct tracee *tracee;
+    char buf[2][4096];
+};
+void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out);
+
+/* Prints a misuse error of t on stderr as it is found (tracee on_misuse
+ * hook; ctx is unused). */
+void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e);
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
 int session_run(struct session *s);

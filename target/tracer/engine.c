@@ -15,9 +15,11 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/dwarf/cfi.h"
+#include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
+#include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
 
 #define PTRACE_OPTIONS                                                                            \
@@ -47,6 +49,7 @@ static struct tracee *tracee_new(pid_t pid, const struct tracer_options *opts, s
     t->stacks = stack_table_new();
     t->modules = xcalloc(1, sizeof(*t->modules));
     module_map_init(t->modules, pid, loc);
+    misuse_reset(t);
     return t;
 }
 
@@ -221,6 +224,7 @@ static void handle_exec(struct tracee *t, struct thread *th)
         stack_table_free(t->stacks);
         t->books = heap_books_new();
         t->stacks = stack_table_new();
+        misuse_reset(t); /* its stack ids were the old table's */
     }
     t->exec_seen = true;
     target_mem_close(&t->mem);
@@ -652,6 +656,8 @@ void tracer_free(struct tracee *t)
     free(t->modules);
     heap_books_free(t->books);
     stack_table_free(t->stacks);
+    misuse_log_reset(&t->errors);
+    freed_history_free(t->freed);
     target_mem_close(&t->mem);
     free(t->stack_window);
     free(t->program);

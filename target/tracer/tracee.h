@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "arch/arch.h"
+#include "target/heap/misuse.h"
 #include "target/tracer/intercept.h"
 #include "target/tracer/target_mem.h"
 
@@ -16,6 +17,7 @@ struct module_map;
 struct heap_books;
 struct stack_table;
 struct file_locator;
+struct freed_history;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -40,6 +42,13 @@ struct thread {
     bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
+    /* The last release this thread entered (misuse.c): operator delete
+     * tail-calls free with the same stack pointer, return address and
+     * pointer, and that chain is one release, not several. */
+    struct release_mark {
+        uint64_t sp, ret, ptr;
+        const struct intercept_fn *head, *last;
+    } last_release;
 };
 
 struct breakpoint {
@@ -70,6 +79,7 @@ struct scratch_page {
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     bool follow_fork;
+    bool check;              /* --check: freed-block history for double frees */
 };
 
 struct tracee {
@@ -98,6 +108,13 @@ struct tracee {
     bool exited;
     int exit_status;         /* as waitpid gives it */
     uint8_t *stack_window;   /* reused per event */
+
+    /* Misuse (misuse.c): what was found, the freed-block history (--check
+     * only, else NULL), and who prints each error as it is found. */
+    struct misuse_log errors;
+    struct freed_history *freed;
+    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
+    void *on_misuse_ctx;
 };
 
 /* threads.c */
