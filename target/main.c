@@ -35,6 +35,8 @@ static void usage(FILE *out)
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
           "                         a stack capture per free\n"
+          "  -f, --follow-fork      trace the processes the program forks too (and\n"
+          "                         theirs), each with its own report after the first's\n"
           "  -C, --console          console on stdin also for a started PROGRAM\n"
           "                         (its stdin is then /dev/null); always on with -p\n"
           "      --sysroot DIR      look for the target's files and debug files in DIR\n"
@@ -63,6 +65,7 @@ struct cli {
     bool console;
     bool addr2line;
     bool check;
+    bool follow_fork;
     const char *connect;
     const char *listen;
     bool mdns;
@@ -96,6 +99,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"mdns", no_argument, NULL, 'm'},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"follow-fork", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -103,7 +107,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     };
     int c;
     unsigned long v;
-    while ((c = getopt_long(argc, argv, "+p:o:jd:Cc:l:mqhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:jd:fCc:l:mqhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
@@ -140,6 +144,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
         case OPT_CHECK: cli->check = true; break;
+        case 'f': cli->follow_fork = true; break;
         case 'q': cli->quiet = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
@@ -230,7 +235,8 @@ int main(int argc, char **argv)
     if (build_locator(&cli, &loc) < 0)
         return 1;
 
-    struct tracer_options topts = {.depth = cli.depth, .check = cli.check};
+    struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
+                                    .follow_fork = cli.follow_fork};
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
@@ -273,26 +279,27 @@ int main(int argc, char **argv)
         return 1;
     }
     s.tracee->on_misuse = session_print_misuse;
+    family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)
         mt_info("attached to process %d (%s)", (int)cli.pid, s.tracee->program);
 
     session_run(&s);
-    bool detached = false;
-    if (!tracer_finished(s.tracee)) {
-        tracer_detach(s.tracee);
-        detached = true;
+    if (!family_finished(&s.family)) {
+        family_detach(&s.family);
         if (s.quit_signal)
             mt_info("%s: detached from process %d", strsignal(s.quit_signal), (int)s.tracee->pid);
         else
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
     int rc = session_final_report(&s) < 0 ? 1 : 0;
-    int code = detached ? 0 : exit_code_of(s.tracee);
+    /* The first process's status when it ended (children may have been
+     * detached after it); 0 after detaching from it. */
+    int code = tracer_finished(s.tracee) ? exit_code_of(s.tracee) : 0;
     if (s.console)
         console_free(s.console);
-    tracer_free(s.tracee);
+    family_free(&s.family);
     file_locator_destroy(&loc);
     return rc ? rc : code;
 }

@@ -42,6 +42,17 @@ struct report_source {
     int pid;                        /* for JSON */
     const char *program;            /* for JSON; NULL -> "" */
     const struct misuse_log *errors; /* JSON "errors"; NULL: none */
+    const struct report_family *family; /* -f; NULL: a process alone */
+};
+
+/* What a report of one of several traced processes adds (JSON only): the
+ * parent's pid for a child, and the children's reports in the first
+ * process's object. */
+struct report_family {
+    int ppid;                       /* > 0: a child, "ppid" member */
+    /* Writes ',\n "children": [...]' (or nothing); NULL: none. */
+    void (*write_children)(FILE *out, void *ctx);
+    void *ctx;
 };
 
 struct report_options {

@@ -99,6 +99,8 @@ void report_write_json(FILE *out, const struct report_source *src,
     heap_get_totals(src->books, &t);
     fprintf(out, "{\"memtrace\": 1, \"pid\": %d, \"program\": ", src->pid);
     report_json_string(out, src->program ? src->program : "");
+    if (src->family && src->family->ppid > 0)
+        fprintf(out, ", \"ppid\": %d", src->family->ppid);
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
             ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64 "},\n"
@@ -122,5 +124,7 @@ void report_write_json(FILE *out, const struct report_source *src,
     }
     fputs(n ? "\n ],\n" : "],\n", out);
     report_write_misuse_json(out, src);
+    if (src->family && src->family->write_children)
+        src->family->write_children(out, src->family->ctx);
     fputs("}\n", out);
 }

@@ -7,9 +7,11 @@
 
 #include "target/report/report.h"
 #include "target/tracer/engine.h"
+#include "target/tracer/family.h"
 
 struct session {
-    struct tracee *tracee;
+    struct tracee *tracee;      /* the first process (family.procs[0]) */
+    struct family family;       /* every traced process (-f: its children too) */
     struct console *console;    /* NULL without a console */
     int console_fd;             /* -1 without a console */
     bool quit_requested;
@@ -19,6 +21,7 @@ struct session {
     const char *output_path;    /* final report; NULL: stdout */
     struct report_options report;
     char resolve_buf[2][4096];
+    struct report_family family_report;
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the
@@ -35,10 +38,18 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
 /* Prints a misuse error of t on stderr as it is found (tracee on_misuse
  * hook; ctx is unused). */
 void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e);
+
+/* The reports of the followed children (procs[1..]) after the first
+ * process's: text and folded sections, or a JSON "children" array. */
+int session_write_children(FILE *out, struct session *s);
+/* What the first process's report adds under -f (its JSON "children");
+ * NULL without -f. */
+const struct report_family *session_family_report(struct session *s);
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
 int session_run(struct session *s);
-/* Writes the final report to the -o file or stdout. */
+/* Writes the final report to the -o file or stdout: the first process's
+ * report, then (-f) each child's. */
 int session_final_report(struct session *s);
 void session_attach_console(struct session *s, int fd, bool interactive);
 /* Arms (seconds > 0) or stops the monitor timer. */

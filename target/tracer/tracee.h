@@ -18,6 +18,7 @@ struct heap_books;
 struct stack_table;
 struct file_locator;
 struct freed_history;
+struct family;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -84,7 +85,10 @@ struct tracer_options {
 
 struct tracee {
     pid_t pid;
+    pid_t ppid;              /* -f: the traced process it was forked from; else 0 */
     bool attached_mode;      /* -p: detach at the end; else we started it */
+    bool shares_vm;          /* a vfork child that has not exec'ed yet */
+    struct family *family;   /* every process of the session (NULL: alone) */
     char *program;
     struct target_mem mem;
     struct tracer_options opts;
