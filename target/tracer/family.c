@@ -43,9 +43,11 @@ static pid_t thread_group_of(pid_t tid)
 
 static struct tracee *process_of(const struct family *f, pid_t pid)
 {
-    for (size_t i = 0; i < f->count; i++)
-        if (f->procs[i]->pid == pid && !tracer_finished(f->procs[i]))
-            return f->procs[i];
+    for (size_t i = 0; i < f->count; i++) {
+        struct tracee *t = f->procs[i];
+        if (t && t->pid == pid && !tracer_finished(t))
+            return t;
+    }
     return NULL;
 }
 
