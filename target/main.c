@@ -32,6 +32,11 @@ static void usage(FILE *out)
           "  -j, --json             final report as JSON\n"
           "      --format FMT       final report as text, json or folded (flame graphs)\n"
           "  -d, --depth N          frames kept per allocation (default 20)\n"
+          "      --check            remember freed blocks (with their stacks) so that a\n"
+          "                         double free names where the block was freed; costs\n"
+          "                         a stack capture per free\n"
+          "  -f, --follow-fork      trace the processes the program forks too (and\n"
+          "                         theirs), each with its own report after the first's\n"
           "  -C, --console          console on stdin also for a started PROGRAM\n"
           "                         (its stdin is then /dev/null); always on with -p\n"
           "      --sysroot DIR      look for the target's files and debug files in DIR\n"
@@ -54,7 +59,7 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK };
 
 struct cli {
     pid_t pid;
@@ -64,6 +69,8 @@ struct cli {
     bool quiet;
     bool console;
     bool addr2line;
+    bool check;
+    bool follow_fork;
     const char *connect;
     const char *listen;
     bool mdns;
@@ -97,6 +104,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"follow-fork", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"autoscan", no_argument, NULL, 'a'},
         {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
@@ -107,7 +116,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     };
     int c;
     unsigned long v;
-    while ((c = getopt_long(argc, argv, "+p:o:jd:Cc:l:mqahV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:jd:fCc:l:mqahV", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
@@ -143,6 +152,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
+        case OPT_CHECK: cli->check = true; break;
+        case 'f': cli->follow_fork = true; break;
         case 'q': cli->quiet = true; break;
         case 'a': cli->leak.autoscan = true; break;
         case OPT_LEAK_EXITCODE:
@@ -242,7 +253,8 @@ int main(int argc, char **argv)
     if (build_locator(&cli, &loc) < 0)
         return 1;
 
-    struct tracer_options topts = {.depth = cli.depth};
+    struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
+                                    .follow_fork = cli.follow_fork};
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
@@ -290,6 +302,8 @@ int main(int argc, char **argv)
         return 1;
     }
     session_leak_hook(&s);
+    s.tracee->on_misuse = session_print_misuse;
+    family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)
@@ -297,23 +311,25 @@ int main(int argc, char **argv)
 
     session_run(&s);
     bool detached = false;
-    if (!tracer_finished(s.tracee)) {
+    if (!family_finished(&s.family)) {
         session_leak_finish(&s);
-        tracer_detach(s.tracee);
-        detached = true;
+        family_detach(&s.family);
+        detached = !tracer_finished(s.tracee);
         if (s.quit_signal)
             mt_info("%s: detached from process %d", strsignal(s.quit_signal), (int)s.tracee->pid);
         else
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
     int rc = session_final_report(&s) < 0 ? 1 : 0;
+    /* The first process's status when it ended (children may have been
+     * detached after it); 0 after detaching from it. */
     int code = detached ? 0 : exit_code_of(s.tracee);
     if (session_leak_exit_code(&s) >= 0)
         code = session_leak_exit_code(&s);
     session_leak_free(&s);
     if (s.console)
         console_free(s.console);
-    tracer_free(s.tracee);
+    family_free(&s.family);
     file_locator_destroy(&loc);
     return rc ? rc : code;
 }

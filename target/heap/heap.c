@@ -296,6 +296,30 @@ bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *o
     return true;
 }
 
+bool heap_knows(const struct heap_books *b, uint64_t addr)
+{
+    return addr && b->slots[probe(b, addr)].addr != 0;
+}
+
+static void *memdup_array(const void *p, size_t n, size_t size)
+{
+    if (!p || !n)
+        return NULL;
+    void *c = xreallocarray(NULL, n, size);
+    memcpy(c, p, n * size);
+    return c;
+}
+
+struct heap_books *heap_books_clone(const struct heap_books *b)
+{
+    struct heap_books *c = xmalloc(sizeof(*c));
+    *c = *b;
+    c->slots = memdup_array(b->slots, b->mask + 1, sizeof(*b->slots));
+    c->per_stack = memdup_array(b->per_stack, b->per_stack_cap, sizeof(*b->per_stack));
+    c->regions = memdup_array(b->regions, b->regions_cap, sizeof(*b->regions));
+    return c;
+}
+
 void heap_clear(struct heap_books *b)
 {
     /* One pass over the table: clears are rare (a console command). */

@@ -84,6 +84,13 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
 /* The live block starting at addr (not a forgotten one); false if none. */
 bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *out);
 
+/* Is there a block starting at addr, live or forgotten by heap_clear (so
+ * that releasing it is not an error)? */
+bool heap_knows(const struct heap_books *b, uint64_t addr);
+
+/* A copy of the books (a forked child's heap is a copy of its parent's). */
+struct heap_books *heap_books_clone(const struct heap_books *b);
+
 /* Forget all blocks recorded so far and zero the totals and per-stack figures
  * (not the mapping ledger). */
 void heap_clear(struct heap_books *b);

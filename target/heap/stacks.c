@@ -159,3 +159,16 @@ size_t stack_table_memory(const struct stack_table *t)
     return sizeof(*t) + t->arena_bytes + t->entries_cap * sizeof(*t->entries) +
            (t->index_mask + 1) * sizeof(*t->index);
 }
+
+struct stack_table *stack_table_clone(const struct stack_table *t)
+{
+    struct stack_table *c = stack_table_new();
+    /* Ids are handed out densely in interning order: interning the stacks
+     * again in id order gives each the same id. */
+    for (size_t id = 1; id <= t->count; id++) {
+        unsigned n;
+        const uint64_t *pcs = stack_table_pcs(t, (uint32_t)id, &n);
+        stack_table_intern(c, pcs, n);
+    }
+    return c;
+}

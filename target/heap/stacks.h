@@ -17,6 +17,9 @@ struct stack_table;
 struct stack_table *stack_table_new(void);
 void stack_table_free(struct stack_table *t);
 
+/* A copy with the same ids (a forked child's books refer to them). */
+struct stack_table *stack_table_clone(const struct stack_table *t);
+
 /* Same pcs (same order, same count) -> same id.  n may be 0 (an empty stack
  * is a stack like any other).  Never fails (out of memory exits). */
 uint32_t stack_table_intern(struct stack_table *t, const uint64_t *pcs, unsigned n);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "target/heap/heap.h"
+#include "target/heap/misuse.h"
 #include "target/heap/stacks.h"
 
 struct report_frame {
@@ -61,6 +62,18 @@ struct report_source {
     int pid;                        /* for JSON */
     const char *program;            /* for JSON; NULL -> "" */
     const struct report_leaks *leaks;   /* a leak scan's result, or NULL */
+    const struct misuse_log *errors; /* JSON "errors"; NULL: none */
+    const struct report_family *family; /* -f; NULL: a process alone */
+};
+
+/* What a report of one of several traced processes adds (JSON only): the
+ * parent's pid for a child, and the children's reports in the first
+ * process's object. */
+struct report_family {
+    int ppid;                       /* > 0: a child, "ppid" member */
+    /* Writes ',\n "children": [...]' (or nothing); NULL: none. */
+    void (*write_children)(FILE *out, void *ctx);
+    void *ctx;
 };
 
 struct report_options {
@@ -81,6 +94,9 @@ void report_write_summary(FILE *out, const struct heap_totals *t);
  * their stacks, then the LEAK SUMMARY. */
 void report_write_leaks_text(FILE *out, const struct report_source *src,
                              const struct report_leaks *leaks);
+/* One misuse error as valgrind prints it ("==PID== Invalid free() ...",
+ * the stacks, the block), frames resolved through src. */
+void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e);
 
 /* "text"|"json"|"folded", "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);

@@ -28,6 +28,12 @@ void report_write_json(FILE *out, const struct report_source *src,
 void report_write_folded(FILE *out, const struct report_source *src,
                          const struct report_stack *st, size_t n);
 
+/* {"pc": ..., "module": ..., ...} of one frame. */
+void report_json_frame(FILE *out, const struct report_frame *f);
+/* ' "errors": [...]' (and "errors_not_listed" when the log overflowed),
+ * without a trailing comma or newline. */
+void report_write_misuse_json(FILE *out, const struct report_source *src);
+
 /* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
  * bytes become U+FFFD. */
 void report_json_string(FILE *out, const char *s);

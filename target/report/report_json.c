@@ -84,7 +84,7 @@ void report_json_string(FILE *out, const char *str)
     fputc('"', out);
 }
 
-static void put_frame(FILE *out, const struct report_frame *f)
+void report_json_frame(FILE *out, const struct report_frame *f)
 {
     fprintf(out, "{\"pc\": \"0x%" PRIx64 "\", \"module\": ", f->pc);
     report_json_string(out, f->module);
@@ -151,6 +151,8 @@ void report_write_json(FILE *out, const struct report_source *src,
     heap_get_totals(src->books, &t);
     fprintf(out, "{\"memtrace\": 1, \"pid\": %d, \"program\": ", src->pid);
     report_json_string(out, src->program ? src->program : "");
+    if (src->family && src->family->ppid > 0)
+        fprintf(out, ", \"ppid\": %d", src->family->ppid);
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
             ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64 "},\n"
@@ -177,10 +179,14 @@ void report_write_json(FILE *out, const struct report_source *src,
             struct report_frame f;
             report_resolve(src, pcs[i], i, &f);
             fputs(i ? ",\n    " : "\n    ", out);
-            put_frame(out, &f);
+            report_json_frame(out, &f);
         }
         fputs("]}", out);
     }
-    fputs(n ? "\n ]}\n" : "]}\n", out);
+    fputs(n ? "\n ],\n" : "],\n", out);
     free(leak_idx);
+    report_write_misuse_json(out, src);
+    if (src->family && src->family->write_children)
+        src->family->write_children(out, src->family->ctx);
+    fputs("}\n", out);
 }

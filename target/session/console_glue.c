@@ -82,8 +82,11 @@ int session_final_report(struct session *s)
         .pid = s->tracee->pid,
         .program = s->tracee->program,
         .leaks = session_leak_report(s),
+        .errors = &s->tracee->errors,
+        .family = session_family_report(s),
     };
     int rc = report_write(out, &src, &s->report);
+    rc |= session_write_children(out, s);
     if (out != stdout)
         rc |= fclose(out);
     else

@@ -23,7 +23,7 @@ static void drain_stops(struct session *s)
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
             return;
-        tracer_handle_status(s->tracee, tid, status);
+        family_handle_status(&s->family, tid, status);
     }
 }
 
@@ -98,7 +98,7 @@ int session_run(struct session *s)
     };
     while (!s->quit_requested) {
         drain_stops(s);
-        if (tracer_finished(s->tracee) || tracer_cannot_follow(s->tracee))
+        if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
         if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)

@@ -8,10 +8,24 @@
 #include "target/tracer/modules.h"
 #include "target/unwind/unwind.h"
 
+static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
+                       struct report_frame *out);
+
 void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
 {
     struct session *s = ctx;
-    struct module_map *mm = s->tracee->modules;
+    resolve_in(s->tracee->modules, s->resolve_buf, pc, frame_index, out);
+}
+
+void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
+{
+    struct process_resolver *r = ctx;
+    resolve_in(r->tracee->modules, r->buf, pc, frame_index, out);
+}
+
+static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
+                       struct report_frame *out)
+{
     uint64_t raw = pc & ~UNWIND_PC_EXACT;
     /* A return address points after the call: the call itself is one byte
      * earlier, where gdb and addr2line look too. */
@@ -35,13 +49,13 @@ void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
         /* Reports name C++ functions as people write them; a name the
          * demangler does not know stays mangled. */
         char *plain = demangle_cxx(info.function);
-        snprintf(s->resolve_buf[0], sizeof(s->resolve_buf[0]), "%s", plain ? plain : info.function);
+        snprintf(buf[0], sizeof(buf[0]), "%s", plain ? plain : info.function);
         free(plain);
-        out->function = s->resolve_buf[0];
+        out->function = buf[0];
     }
     if ((found & SYM_FOUND_LINE) && info.file[0]) {
-        snprintf(s->resolve_buf[1], sizeof(s->resolve_buf[1]), "%s", info.file);
-        out->file = s->resolve_buf[1];
+        snprintf(buf[1], sizeof(buf[1]), "%s", info.file);
+        out->file = buf[1];
         out->line = info.line;
     }
 }

@@ -7,11 +7,13 @@
 
 #include "target/report/report.h"
 #include "target/tracer/engine.h"
+#include "target/tracer/family.h"
 
 struct leak_session;
 
 struct session {
-    struct tracee *tracee;
+    struct tracee *tracee;      /* the first process (family.procs[0]) */
+    struct family family;       /* every traced process (-f: its children too) */
     struct console *console;    /* NULL without a console */
     int console_fd;             /* -1 without a console */
     bool quit_requested;
@@ -22,14 +24,35 @@ struct session {
     struct report_options report;
     char resolve_buf[2][4096];
     struct leak_session *leak;  /* leak scan state (leak_glue.c); NULL: not set up */
+    struct report_family family_report;
 };
 
-/* Frame names for reports: module, offset, function, file:line. */
+/* Frame names for reports: module, offset, function, file:line (of the
+ * first process). */
 void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out);
+
+/* The same for any traced process: ctx is a process_resolver. */
+struct process_resolver {
+    struct tracee *tracee;
+    char buf[2][4096];
+};
+void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out);
+
+/* Prints a misuse error of t on stderr as it is found (tracee on_misuse
+ * hook; ctx is unused). */
+void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e);
+
+/* The reports of the followed children (procs[1..]) after the first
+ * process's: text and folded sections, or a JSON "children" array. */
+int session_write_children(FILE *out, struct session *s);
+/* What the first process's report adds under -f (its JSON "children");
+ * NULL without -f. */
+const struct report_family *session_family_report(struct session *s);
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
 int session_run(struct session *s);
-/* Writes the final report to the -o file or stdout. */
+/* Writes the final report to the -o file or stdout: the first process's
+ * report, then (-f) each child's. */
 int session_final_report(struct session *s);
 void session_attach_console(struct session *s, int fd, bool interactive);
 /* Arms (seconds > 0) or stops the monitor timer. */

@@ -6,8 +6,8 @@
 
 #include "shared/log.h"
 #include "target/heap/heap.h"
+#include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
-#include "target/tracer/release_chain.h"
 #include "target/tracer/return_sites.h"
 
 static enum alloc_kind family_kind(enum intercept_family f)
@@ -89,34 +89,26 @@ static void call_args(struct tracee *t, const struct arch_regs *regs, uint64_t *
     }
 }
 
-static void report_bad_free(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
-                            enum heap_free_result r)
-{
-    /* Blocks allocated before an attach are unknown to the books and
-     * freeing them is fine. */
-    if (t->attached_mode && r == HEAP_FREE_UNKNOWN)
-        return;
-    if (r == HEAP_FREE_UNKNOWN)
-        mt_warn("invalid %s(0x%llx): not allocated, or already freed", fn->name,
-                (unsigned long long)addr);
-    else
-        mt_warn("mismatched %s(0x%llx): block allocated by another family", fn->name,
-                (unsigned long long)addr);
-}
-
-static void record_release(struct tracee *t, const struct intercept_fn *fn, uint64_t addr,
-                           uint64_t ret_addr)
+/* A release the program made (free, delete...) of addr: the books forget
+ * the block; what is wrong with it goes to misuse.c. */
+static void record_release(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                           const struct arch_regs *regs, uint64_t addr, uint64_t ret_addr)
 {
     if (!addr)
+        return;
+    if (misuse_release_continues(th, fn, arch_sp(regs), ret_addr, addr))
         return;
     /* The allocator freeing memory the program already gave back (glibc
      * empties a dying thread's tcache through free()): housekeeping that
      * valgrind, which replaces the allocator, never sees. */
     if (caller_is_allocator(t, ret_addr) && !heap_lookup(t->books, addr, NULL))
         return;
-    enum heap_free_result r = heap_record_free(t->books, addr, family_kind(fn->family), NULL);
-    if (r != HEAP_FREE_OK)
-        report_bad_free(t, fn, addr, r);
+    struct heap_block blk;
+    enum heap_free_result r = heap_record_free(t->books, addr, family_kind(fn->family), &blk);
+    if (r == HEAP_FREE_OK)
+        misuse_released(t, regs, &blk);
+    else
+        misuse_bad_release(t, th, regs, fn, addr, r, &blk);
 }
 
 static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
@@ -163,13 +155,10 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
         call_args(t, regs, &released, 1);
     if (entry_needs_caller(t, th, fn, released))
         ret_addr = entry_return_address(&w, regs, &slot);
-    /* release_chain.c: delete tail-calling free is one release */
-    bool continues = release_continues(th, fn, arch_sp(regs), ret_addr, released);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
-            if (!continues)
-                record_release(t, fn, released, ret_addr);
+            record_release(t, th, fn, regs, released, ret_addr);
         } else {
             /* perf: the call site's own stub, so that the return stop
              * writes no register; else the shared trampoline. */
@@ -182,6 +171,8 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->stack_id = capture_stack_in(&w, regs);
+            if ((fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY) && c->args[0])
+                misuse_check_realloc(t, th, fn, c->args[0], c->stack_id);
             if (slot.in_memory) {
                 if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
                     th->ncalls--; /* cannot catch the return: the call is lost */
@@ -232,8 +223,11 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         size = c->fn->op == OP_REALLOC ? a[1] : checked_product(a[1], a[2], &overflow);
         if (overflow)
             break;
-        if (a[0] && (r || size == 0))
-            heap_record_free(t->books, a[0], ALLOC_MALLOC, NULL);
+        if (a[0] && (r || size == 0)) {
+            struct heap_block old;
+            if (heap_record_free(t->books, a[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
+                misuse_reallocated(t, &old, c->stack_id);
+        }
         if (r)
             heap_record_alloc(t->books, r, size, c->stack_id, kind);
         break;

@@ -15,10 +15,12 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/dwarf/cfi.h"
+#include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
 #include "target/tracer/exe_class.h"
+#include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/return_sites.h"
 
@@ -38,7 +40,7 @@ static void resume(struct thread *th, int sig)
         th->state = THREAD_RUNNING;
 }
 
-static struct tracee *tracee_new(pid_t pid, const struct tracer_options *opts, struct file_locator *loc)
+struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struct file_locator *loc)
 {
     struct tracee *t = xcalloc(1, sizeof(*t));
     t->pid = pid;
@@ -49,6 +51,7 @@ static struct tracee *tracee_new(pid_t pid, const struct tracer_options *opts, s
     t->stacks = stack_table_new();
     t->modules = xcalloc(1, sizeof(*t->modules));
     module_map_init(t->modules, pid, loc);
+    misuse_reset(t);
     return t;
 }
 
@@ -210,10 +213,10 @@ static void reset_address_space(struct tracee *t)
     module_map_init(t->modules, t->pid, t->locator);
 }
 
-static void handle_exec(struct tracee *t, struct thread *th)
+/* The old image is gone, and with it every other thread, breakpoint and
+ * scratch page.  Returns the thread that exec'ed, under the leader's tid. */
+static struct thread *forget_old_image(struct tracee *t, struct thread *th)
 {
-    /* The old image is gone, and with it every other thread, breakpoint and
-     * scratch page.  The books restart for the new program. */
     for (unsigned i = 0; i < t->threads_cap; i++) {
         struct thread *other = t->threads[i];
         if (other && other != th && other->tid != t->pid)
@@ -227,16 +230,41 @@ static void handle_exec(struct tracee *t, struct thread *th)
         thread_remove(t, tid);
     }
     th->ncalls = 0;
+    t->shares_vm = false;
+    target_mem_close(&t->mem);
+    target_mem_open(&t->mem, t->pid);
+    reset_address_space(t);
+    return th;
+}
+
+/* A followed child names the program it became (the first process keeps
+ * the name it was given, as its report always did). */
+static void rename_after_exec(struct tracee *t)
+{
+    char path[64], exe[4096];
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+    ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    free(t->program);
+    t->program = xstrdup(exe);
+}
+
+static void handle_exec(struct tracee *t, struct thread *th)
+{
+    th = forget_old_image(t, th);
+    /* The books restart for the new program. */
     if (t->exec_seen) {
         heap_books_free(t->books);
         stack_table_free(t->stacks);
         t->books = heap_books_new();
         t->stacks = stack_table_new();
+        misuse_reset(t); /* its stack ids were the old table's */
     }
     t->exec_seen = true;
-    target_mem_close(&t->mem);
-    target_mem_open(&t->mem, t->pid);
-    reset_address_space(t);
+    if (t->ppid)
+        rename_after_exec(t);
     /* An exec into a program of another word size (a 64-bit shell script
      * starting a 32-bit program): no breakpoint goes into it; the session
      * detaches and reports what it saw before. */
@@ -247,28 +275,6 @@ static void handle_exec(struct tracee *t, struct thread *th)
         return;
     }
     scan_modules(t, th);
-}
-
-/* A forked child shares nothing with us but a copy of the memory, which
- * holds our breakpoints and displaced return addresses: undo them in the
- * copy and let the child go. */
-static void release_fork_child(struct tracee *t, struct thread *parent, pid_t child)
-{
-    int status;
-    thread_wait(child, &status);
-    struct target_mem cm;
-    if (target_mem_open(&cm, child) == 0) {
-        for (unsigned i = 0; i < t->bps_cap; i++)
-            if (t->bps[i].addr && t->bps[i].inserted)
-                target_mem_write(&cm, t->bps[i].addr, t->bps[i].orig, ARCH_BREAKPOINT_LEN);
-        for (unsigned i = 0; i < parent->ncalls; i++) {
-            const struct pending_call *c = &parent->calls[i];
-            if (c->ret_slot)
-                target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
-        }
-        target_mem_close(&cm);
-    }
-    ptrace(PTRACE_DETACH, child, NULL, NULL);
 }
 
 static void handle_event(struct tracee *t, struct thread *th, int event, int sig)
@@ -284,13 +290,7 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
         ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-        if (event == PTRACE_EVENT_FORK)
-            release_fork_child(t, th, (pid_t)msg);
-        else
-            /* A vfork child shares our memory until it execs or exits:
-             * breakpoints must stay; it is detached at once and its calls
-             * before exec are not seen (they would be the parent's). */
-            ptrace(PTRACE_DETACH, (pid_t)msg, NULL, NULL);
+        tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
         resume(th, 0);
         break;
     case PTRACE_EVENT_EXEC:
@@ -444,7 +444,7 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
         waitpid(pid, NULL, __WALL);
         return NULL;
     }
-    struct tracee *t = tracee_new(pid, opts, loc);
+    struct tracee *t = tracee_create(pid, opts, loc);
     t->program = xstrdup(argv[0]);
     thread_add(t, pid, THREAD_RUNNING);
     /* The exec stop comes through the event loop like any other; the
@@ -546,7 +546,7 @@ struct tracee *tracer_attach(pid_t pid, const struct tracer_options *opts, struc
     }
     if (exe_class_check(pid, err, errlen) < 0)
         return NULL;
-    struct tracee *t = tracee_new(pid, opts, loc);
+    struct tracee *t = tracee_create(pid, opts, loc);
     t->attached_mode = true;
     t->exec_seen = true;
     char path[64], exe[4096];
@@ -626,10 +626,18 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         }
         if (event == 0 && !th->resume_signal)
             th->resume_signal = sig;
+        unsigned long msg = 0;
         if (event == PTRACE_EVENT_CLONE) {
-            unsigned long msg = 0;
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
             thread_add(t, (pid_t)msg, THREAD_NEW);
+        } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+            /* The child holds a copy of our traps: let it go clean, or
+             * (-f) join the family, to be detached in turn. */
+            ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
+            tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
+        } else if (event == PTRACE_EVENT_EXEC) {
+            /* Nothing of ours is left in the new image. */
+            forget_old_image(t, th);
         }
         break;
     }
@@ -690,6 +698,8 @@ void tracer_free(struct tracee *t)
     free(t->modules);
     heap_books_free(t->books);
     stack_table_free(t->stacks);
+    misuse_log_reset(&t->errors);
+    freed_history_free(t->freed);
     target_mem_close(&t->mem);
     free(t->stack_window);
     free(t->program);

@@ -15,7 +15,13 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
 /* Attaches to every thread of a running process. */
 struct tracee *tracer_attach(pid_t pid, const struct tracer_options *opts, struct file_locator *loc,
                              char *err, size_t errlen);
-/* Handles one waitpid() result. */
+/* A new tracee for process pid, with empty books (engine.c). */
+struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struct file_locator *loc);
+/* The stopped thread `parent` of t made process child (fork.c): followed
+ * under -f, else let go with our traps undone in its memory.  shares_vm:
+ * a vfork child, running in t's memory until it execs. */
+void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm);
+/* Handles one waitpid() result of one of t's threads. */
 void tracer_handle_status(struct tracee *t, pid_t tid, int status);
 /* Stops every thread, restores every breakpoint and return address, and
  * lets the process go. */

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "arch/arch.h"
+#include "target/heap/misuse.h"
 #include "target/tracer/intercept.h"
 #include "target/tracer/target_mem.h"
 
@@ -17,6 +18,8 @@ struct heap_books;
 struct stack_table;
 struct file_locator;
 struct return_sites;
+struct freed_history;
+struct family;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -25,12 +28,6 @@ struct pending_call {
     uint64_t ret_slot;   /* where our trampoline address replaced the return address */
     uint64_t orig_ret;
     uint32_t stack_id;
-};
-
-/* The last release function (free, delete) a thread entered. */
-struct release_entry {
-    const struct intercept_fn *fn;
-    uint64_t sp, ret_addr, ptr;
 };
 
 enum thread_state {
@@ -47,7 +44,13 @@ struct thread {
     bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
-    struct release_entry last_release; /* release_chain.c */
+    /* The last release this thread entered (misuse.c): operator delete
+     * tail-calls free with the same stack pointer, return address and
+     * pointer, and that chain is one release, not several. */
+    struct release_mark {
+        uint64_t sp, ret, ptr;
+        const struct intercept_fn *head, *last;
+    } last_release;
 };
 
 struct breakpoint {
@@ -78,11 +81,15 @@ struct scratch_page {
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     bool follow_fork;
+    bool check;              /* --check: freed-block history for double frees */
 };
 
 struct tracee {
     pid_t pid;
+    pid_t ppid;              /* -f: the traced process it was forked from; else 0 */
     bool attached_mode;      /* -p: detach at the end; else we started it */
+    bool shares_vm;          /* a vfork child that has not exec'ed yet */
+    struct family *family;   /* every process of the session (NULL: alone) */
     char *program;
     struct target_mem mem;
     struct tracer_options opts;
@@ -114,6 +121,13 @@ struct tracee {
      * scan's hook (target/session/leak_glue.c).  NULL: none. */
     void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
     void *exit_stop_ctx;
+
+    /* Misuse (misuse.c): what was found, the freed-block history (--check
+     * only, else NULL), and who prints each error as it is found. */
+    struct misuse_log errors;
+    struct freed_history *freed;
+    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
+    void *on_misuse_ctx;
 };
 
 /* threads.c */

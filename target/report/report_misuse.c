@@ -1,0 +1,125 @@
+/* Misuse errors: one valgrind-style block per error on a text stream (as
+ * found), and the "errors" array of the JSON report. */
+#include "target/report/report_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Names come from the target's files: keep one frame on one line. */
+static void put_clean(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
+/* "   at 0xPC: function (file:line)" / "(in module)", as valgrind does. */
+static void put_stack(FILE *out, const struct report_source *src, int pid, uint32_t id)
+{
+    unsigned depth = 0;
+    const uint64_t *pcs = id ? stack_table_pcs(src->stacks, id, &depth) : NULL;
+    if (!depth)
+        fprintf(out, "==%d==    (stack unknown)\n", pid);
+    for (unsigned i = 0; i < depth; i++) {
+        struct report_frame f;
+        report_resolve(src, pcs[i], i, &f);
+        fprintf(out, "==%d==    %s 0x%" PRIX64 ": ", pid, i ? "by" : "at", f.pc);
+        put_clean(out, f.function ? f.function : "???");
+        if (f.function && f.file) {
+            fputs(" (", out);
+            put_clean(out, base_name(f.file));
+            if (f.line)
+                fprintf(out, ":%u", f.line);
+            fputc(')', out);
+        } else if (f.module) {
+            fputs(" (in ", out);
+            put_clean(out, f.module);
+            fputc(')', out);
+        }
+        fputc('\n', out);
+    }
+}
+
+void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e)
+{
+    int pid = src->pid;
+    fprintf(out, "==%d== %s\n", pid, misuse_title(e->kind));
+    put_stack(out, src, pid, e->call_stack);
+    switch (e->state) {
+    case MISUSE_BLOCK_LIVE:
+        fprintf(out, "==%d==  Address 0x%" PRIx64 " is %" PRIu64 " bytes inside a block of size %" PRIu64
+                     " alloc'd\n",
+                pid, e->addr, e->addr - e->block_addr, e->block_size);
+        put_stack(out, src, pid, e->alloc_stack);
+        break;
+    case MISUSE_BLOCK_FREED:
+        fprintf(out, "==%d==  Address 0x%" PRIx64 " is %" PRIu64 " bytes inside a block of size %" PRIu64
+                     " free'd\n",
+                pid, e->addr, e->addr - e->block_addr, e->block_size);
+        put_stack(out, src, pid, e->free_stack);
+        fprintf(out, "==%d==  Block was alloc'd at\n", pid);
+        put_stack(out, src, pid, e->alloc_stack);
+        break;
+    case MISUSE_BLOCK_UNKNOWN:
+    default:
+        fprintf(out, "==%d==  Address 0x%" PRIx64 " is not stack'd, malloc'd or (recently) free'd\n",
+                pid, e->addr);
+        break;
+    }
+    fprintf(out, "==%d==\n", pid);
+}
+
+static void put_json_stack(FILE *out, const struct report_source *src, uint32_t id)
+{
+    unsigned depth = 0;
+    const uint64_t *pcs = id ? stack_table_pcs(src->stacks, id, &depth) : NULL;
+    fputc('[', out);
+    for (unsigned i = 0; i < depth; i++) {
+        struct report_frame f;
+        report_resolve(src, pcs[i], i, &f);
+        fputs(i ? ",\n      " : "\n      ", out);
+        report_json_frame(out, &f);
+    }
+    fputc(']', out);
+}
+
+static const char *state_token(enum misuse_block_state s)
+{
+    return s == MISUSE_BLOCK_LIVE ? "live" : s == MISUSE_BLOCK_FREED ? "freed" : "unknown";
+}
+
+void report_write_misuse_json(FILE *out, const struct report_source *src)
+{
+    const struct misuse_log *log = src->errors;
+    size_t n = log ? log->count : 0;
+    fputs(" \"errors\": [", out);
+    for (size_t k = 0; k < n; k++) {
+        const struct misuse_error *e = &log->errors[k];
+        fprintf(out, "%s\n  {\"kind\": \"%s\", \"what\": ", k ? "," : "", misuse_token(e->kind));
+        report_json_string(out, misuse_title(e->kind));
+        fputs(", \"function\": ", out);
+        report_json_string(out, e->function);
+        fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"tid\": %d,\n   \"stack\": ", e->addr, e->tid);
+        put_json_stack(out, src, e->call_stack);
+        fprintf(out, ",\n   \"block\": {\"state\": \"%s\"", state_token(e->state));
+        if (e->state != MISUSE_BLOCK_UNKNOWN) {
+            fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"offset\": %" PRIu64
+                         ",\n    \"alloc_stack\": ",
+                    e->block_addr, e->block_size, e->addr - e->block_addr);
+            put_json_stack(out, src, e->alloc_stack);
+            if (e->state == MISUSE_BLOCK_FREED) {
+                fputs(",\n    \"free_stack\": ", out);
+                put_json_stack(out, src, e->free_stack);
+            }
+        }
+        fputs("}}", out);
+    }
+    fputs(n ? "\n ]" : "]", out);
+    if (log && log->total > n)
+        fprintf(out, ",\n \"errors_not_listed\": %" PRIu64, log->total - n);
+}
