@@ -153,6 +153,8 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     uint64_t released = 0; /* the pointer a free-like function gives back */
     if (fn->releases)
         call_args(t, regs, &released, 1);
+    else
+        th->last_release.head = NULL; /* an allocation ends any release chain (misuse.c) */
     if (entry_needs_caller(t, th, fn, released))
         ret_addr = entry_return_address(&w, regs, &slot);
 
