@@ -100,11 +100,16 @@ static int pause_at(const char *fifo, const char *what)
     if (!fifo)
         return 0;
     int fd = open(fifo, O_RDONLY);
-    char c;
-    if (fd < 0 || read(fd, &c, 1) != 1)
+    if (fd < 0)
         return -1;
+    /* Read to the writer's close: a byte left in the FIFO (echo's newline)
+     * would let the next pause through at once. */
+    char c;
+    int got = 0;
+    while (read(fd, &c, 1) == 1)
+        got = 1;
     close(fd);
-    return 0;
+    return got ? 0 : -1;
 }
 
 int main(int argc, char **argv)
