@@ -19,6 +19,7 @@
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/thread_signals.h"
 
 #define PTRACE_OPTIONS                                                                            \
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
@@ -565,6 +566,11 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         int sig = WSTOPSIG(status);
         th->state = THREAD_STOPPED;
         if (event == PTRACE_EVENT_STOP) {
+            /* reliability: a trap of ours fired just before the interrupt
+             * still waits behind this stop; let it arrive and settle it. */
+            if (!is_job_control_stop(sig) && thread_signal_pending(th->tid, SIGTRAP) &&
+                ptrace(PTRACE_CONT, th->tid, NULL, NULL) == 0)
+                continue;
             th->interrupt_requested = false;
             if (is_job_control_stop(sig))
                 th->group_stopped = true;
