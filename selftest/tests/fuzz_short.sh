@@ -5,7 +5,7 @@
 # UBSan.  Long runs: make fuzz FUZZ_SECONDS=N.
 set -u
 cd "$MT_ROOT"
-FUZZ_OUT=$MT_TMP/fuzz selftest/fuzz/run-fuzzers.sh "${FUZZ_SHORT_SECONDS:-3}"
+FUZZ_OUT=$MT_TMP/fuzz selftest/fuzz/run-fuzzers.sh "${FUZZ_SHORT_SECONDS:-2}"
 rc=$?
 [ $rc -eq 77 ] && exit 77
 exit $rc

@@ -5,11 +5,11 @@
 # with their return addresses swapped for the trampoline.  Every time the
 # process must run on to exit status 0 with exactly the output of an
 # untraced run (the oracle is the program's own checksum / call count).
-# RELY_ROUNDS (default 6) rounds; RELY_SEED makes the delays repeatable.
+# RELY_ROUNDS (default 4) rounds; RELY_SEED makes the delays repeatable.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"
-ROUNDS=${RELY_ROUNDS:-6}
+ROUNDS=${RELY_ROUNDS:-4}
 RANDOM=${RELY_SEED:-$$}
 echo "seed ${RELY_SEED:-$$}"
 

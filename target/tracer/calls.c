@@ -6,6 +6,7 @@
 
 #include "shared/log.h"
 #include "target/heap/heap.h"
+#include "target/tracer/guardian.h"
 #include "target/tracer/modules.h"
 
 static enum alloc_kind family_kind(enum intercept_family f)
@@ -111,8 +112,11 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             c->ret_slot = slot.addr;
             c->stack_id = capture_stack(t, regs);
             if (slot.in_memory) {
-                if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
+                guardian_note_return(slot.addr, ret_addr, tramp, ARCH_PTR_SIZE);
+                if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0) {
+                    guardian_forget_return(slot.addr);
                     th->ncalls--; /* cannot catch the return: the call is lost */
+                }
             } else {
                 arch_set_return_reg(regs, tramp);
             }
@@ -204,6 +208,8 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     if (i == 0)
         i = th->ncalls;
     struct pending_call c = th->calls[i - 1];
+    for (unsigned k = i - 1; k < th->ncalls; k++)
+        guardian_forget_return(th->calls[k].ret_slot);
     th->ncalls = i - 1;
     arch_set_pc(regs, c.orig_ret);
     record_result(t, &c, arch_retval(regs));
@@ -217,6 +223,7 @@ void call_restore_returns(struct tracee *t, struct thread *th)
         if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
             scratch_is_trampoline(t, now))
             target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+        guardian_forget_return(c->ret_slot);
     }
     th->ncalls = 0;
 }

@@ -18,6 +18,7 @@
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
+#include "target/tracer/guardian.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/thread_signals.h"
 
@@ -196,6 +197,7 @@ static void reset_address_space(struct tracee *t)
     t->scratch = NULL;
     t->scratch_count = t->scratch_cap = 0;
     t->rendezvous_addr = 0;
+    guardian_forget_all(); /* reliability: nothing of the old image to restore */
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
 }
@@ -226,6 +228,7 @@ static void handle_exec(struct tracee *t, struct thread *th)
     t->exec_seen = true;
     target_mem_close(&t->mem);
     target_mem_open(&t->mem, t->pid);
+    guardian_watch(t->pid, t->mem.mem_fd); /* reliability: the new image's memory */
     reset_address_space(t);
     scan_modules(t, th);
 }
@@ -567,8 +570,10 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         th->state = THREAD_STOPPED;
         if (event == PTRACE_EVENT_STOP) {
             /* reliability: a trap of ours fired just before the interrupt
-             * still waits behind this stop; let it arrive and settle it. */
-            if (!is_job_control_stop(sig) && thread_signal_pending(th->tid, SIGTRAP) &&
+             * (or a job-control stop) still waits behind this stop; let it
+             * arrive and settle it.  A job-stopped thread stops again by
+             * itself once detached. */
+            if (thread_signal_pending(th->tid, SIGTRAP) &&
                 ptrace(PTRACE_CONT, th->tid, NULL, NULL) == 0)
                 continue;
             th->interrupt_requested = false;
