@@ -16,7 +16,8 @@
 # or its libFuzzer runtime is missing.
 #
 # Environment: FUZZ_BUILD (build dir, default build-fuzz), FUZZ_OUT (scratch,
-# default $FUZZ_BUILD/run), FUZZ_NICE (nice level, default 10).
+# default $FUZZ_BUILD/run), FUZZ_NICE (nice level, default 10),
+# FUZZ_KEEP_CORPUS=1 (go on from the scratch corpus of an earlier run).
 set -u
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-60}
@@ -77,7 +78,7 @@ for name in "${names[@]}"; do
     fi
     seeds=selftest/fuzz/seeds/$name
     corpus=$OUT/corpus/$name
-    rm -rf "$corpus"
+    [ "${FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$corpus"
     mkdir -p "$corpus"
     [ -d "$seeds" ] && cp "$seeds"/* "$corpus/" 2>/dev/null
     opts=(-max_len="$(max_len_of "$name")" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
