@@ -89,6 +89,15 @@ void clients_leave(int ticket)
     pthread_mutex_unlock(&lock);
 }
 
+void clients_shutdown_all(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; initialized && i < CLIENTS_MAX; i++)
+        if (slot_fd[i] >= 0)
+            shutdown(slot_fd[i], SHUT_RDWR);
+    pthread_mutex_unlock(&lock);
+}
+
 int clients_live(void)
 {
     pthread_mutex_lock(&lock);

@@ -15,6 +15,9 @@
 int clients_admit(int fd, const char *peer);
 /* The session of ticket is over (a no-op if it was evicted meanwhile). */
 void clients_leave(int ticket);
+/* Shuts every client's socket so that each session ends at once, even in
+ * the middle of a frame (used when the server stops). */
+void clients_shutdown_all(void);
 /* How many slots are taken. */
 int clients_live(void);
 

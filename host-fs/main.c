@@ -278,7 +278,9 @@ int main(int argc, char **argv)
         publisher_stop(pub);
         close(lfd);
     }
-    /* Sessions notice "stopping" within half a second. */
+    /* Sessions notice "stopping" within half a second; one waiting in the
+     * middle of a frame notices its socket shut. */
+    clients_shutdown_all();
     for (int i = 0; i < 40 && clients_live() > 0; i++)
         usleep(50 * 1000);
     if (clients_live() == 0)
