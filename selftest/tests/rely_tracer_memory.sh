@@ -49,8 +49,8 @@ sys.exit(0 if h['in_use_blocks'] >= need else 1)
 PY
 }
 
-BLOCKS=${RELY_LOAD_BLOCKS:-150000}
-STACKS=${RELY_LOAD_STACKS:-20000}
+BLOCKS=${RELY_LOAD_BLOCKS:-100000}
+STACKS=${RELY_LOAD_STACKS:-10000}
 THREADS=${RELY_LOAD_THREADS:-200}
 # Generous: 16 MiB of base (code, libc's own, DWARF of the program and libc)
 # plus 3x the target's 64 B per block; 1 KiB per distinct stack (up to 20
