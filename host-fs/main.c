@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "host-fs/allow.h"
+#include "host-fs/clients.h"
 #include "host-fs/lookup.h"
 #include "shared/wire_net.h"
 #include "host-fs/publish.h"
@@ -25,7 +25,6 @@
 #include "shared/xalloc.h"
 
 #define MTFS_VERSION "0.1"
-#define MAX_CLIENTS 64
 
 /* Written by the signal handler, read by every loop. */
 static volatile sig_atomic_t stopping;
@@ -91,41 +90,43 @@ static void close_sysroots(struct sysroot_set *set)
 struct client_thread {
     const struct session_config *cfg;
     int fd;
+    int ticket;
     char peer[96];
 };
-
-static atomic_int live_clients;
 
 static void *client_main(void *arg)
 {
     struct client_thread *ct = arg;
     session_serve(ct->cfg, ct->fd, ct->peer);
+    clients_leave(ct->ticket);
     free(ct);
-    atomic_fetch_sub(&live_clients, 1);
     return NULL;
 }
 
 static void start_client(const struct session_config *cfg, int fd, const char *peer)
 {
-    if (atomic_fetch_add(&live_clients, 1) >= MAX_CLIENTS) {
-        atomic_fetch_sub(&live_clients, 1);
-        mt_warn("%s: refused: already serving %d targets", peer, MAX_CLIENTS);
+    int ticket = clients_admit(fd, peer);
+    if (ticket < 0) {
+        mt_warn("%s: refused: already serving %d targets", peer, CLIENTS_MAX);
         close(fd);
         return;
     }
     struct client_thread *ct = xcalloc(1, sizeof(*ct));
     ct->cfg = cfg;
     ct->fd = fd;
+    ct->ticket = ticket;
     snprintf(ct->peer, sizeof(ct->peer), "%s", peer);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Sessions use little stack; 64 of them must not reserve 512 MiB. */
+    pthread_attr_setstacksize(&attr, 256 * 1024);
     pthread_t t;
     if (pthread_create(&t, &attr, client_main, ct) != 0) {
         mt_warn("%s: cannot start a thread", peer);
+        clients_leave(ticket);
         close(fd);
         free(ct);
-        atomic_fetch_sub(&live_clients, 1);
     }
     pthread_attr_destroy(&attr);
 }
@@ -277,10 +278,12 @@ int main(int argc, char **argv)
         publisher_stop(pub);
         close(lfd);
     }
-    /* Sessions notice "stopping" within half a second. */
-    for (int i = 0; i < 40 && atomic_load(&live_clients) > 0; i++)
+    /* Sessions notice "stopping" within half a second; one waiting in the
+     * middle of a frame notices its socket shut. */
+    clients_shutdown_all();
+    for (int i = 0; i < 40 && clients_live() > 0; i++)
         usleep(50 * 1000);
-    if (atomic_load(&live_clients) == 0)
+    if (clients_live() == 0)
         close_sysroots(&set);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "target/net/remote.h"
 #include "target/session/session.h"
 #include "target/symbols/addr2line.h"
+#include "target/tracer/guardian.h"
 
 #define MEMTRACE_VERSION "0.1.0"
 #define NET_TIMEOUT_MS 5000
@@ -250,6 +251,9 @@ int main(int argc, char **argv)
         mt_error("give either -p PID or a PROGRAM, not both");
         return 1;
     }
+    /* reliability: from here on this process is the tracer; the pid the
+     * user started supervises it (target/tracer/guardian.h). */
+    guardian_start();
     if (build_locator(&cli, &loc) < 0)
         return 1;
 
@@ -308,6 +312,7 @@ int main(int argc, char **argv)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)
         mt_info("attached to process %d (%s)", (int)cli.pid, s.tracee->program);
+    guardian_watch(s.tracee->pid, s.tracee->mem.mem_fd);
 
     session_run(&s);
     bool detached = false;
@@ -320,6 +325,7 @@ int main(int argc, char **argv)
         else
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
+    guardian_release();
     int rc = session_final_report(&s) < 0 ? 1 : 0;
     /* The first process's status when it ended (children may have been
      * detached after it); 0 after detaching from it. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "shared/xalloc.h"
+#include "target/tracer/guardian.h"
 #include "target/tracer/tracee.h"
 
 /* Breakpoints are few (tens) but looked up on every trap: open addressing on
@@ -64,9 +65,12 @@ int bp_insert(struct tracee *t, struct breakpoint *bp)
     int rc = target_mem_read(&t->mem, bp->addr, bp->orig, ARCH_BREAKPOINT_LEN);
     if (rc < 0)
         return rc;
+    guardian_note_breakpoint(t->pid, bp->addr, bp->orig, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN);
     rc = target_mem_write(&t->mem, bp->addr, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN);
     if (rc == 0)
         bp->inserted = true;
+    else
+        guardian_forget_breakpoint(t->pid, bp->addr);
     return rc;
 }
 
@@ -75,8 +79,10 @@ int bp_remove(struct tracee *t, struct breakpoint *bp)
     if (!bp->inserted)
         return 0;
     int rc = target_mem_write(&t->mem, bp->addr, bp->orig, ARCH_BREAKPOINT_LEN);
-    if (rc == 0)
+    if (rc == 0) {
         bp->inserted = false;
+        guardian_forget_breakpoint(t->pid, bp->addr);
+    }
     return rc;
 }
 
@@ -96,6 +102,8 @@ void bp_forget_module(struct tracee *t, uint64_t module_start)
     t->bps = xcalloc(cap ? cap : 1, sizeof(*t->bps));
     t->bps_count = 0;
     for (unsigned i = 0; i < cap; i++) {
+        if (old[i].addr && old[i].module_start == module_start)
+            guardian_forget_breakpoint(t->pid, old[i].addr);
         if (!old[i].addr || old[i].module_start == module_start)
             continue;
         *bp_slot(t->bps, cap, old[i].addr) = old[i];

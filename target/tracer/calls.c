@@ -7,6 +7,7 @@
 #include "shared/log.h"
 #include "target/heap/heap.h"
 #include "target/tracer/misuse.h"
+#include "target/tracer/guardian.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/return_sites.h"
 
@@ -176,8 +177,11 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             if ((fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY) && c->args[0])
                 misuse_check_realloc(t, th, fn, c->args[0], c->stack_id);
             if (slot.in_memory) {
-                if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0)
+                guardian_note_return(t->pid, slot.addr, ret_addr, tramp, ARCH_PTR_SIZE);
+                if (target_mem_write_word(&t->mem, slot.addr, tramp, ARCH_PTR_SIZE) < 0) {
+                    guardian_forget_return(t->pid, slot.addr);
                     th->ncalls--; /* cannot catch the return: the call is lost */
+                }
             } else {
                 arch_set_return_reg(regs, tramp);
             }
@@ -272,6 +276,8 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     if (i == 0)
         i = th->ncalls;
     struct pending_call c = th->calls[i - 1];
+    for (unsigned k = i - 1; k < th->ncalls; k++)
+        guardian_forget_return(t->pid, th->calls[k].ret_slot);
     th->ncalls = i - 1;
     /* A stub that jumps to the return address lets the thread go on from
      * where it stopped; the shared trampoline needs the PC moved there. */
@@ -289,6 +295,7 @@ void call_restore_returns(struct tracee *t, struct thread *th)
         if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
             scratch_is_trampoline(t, now))
             target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+        guardian_forget_return(t->pid, c->ret_slot);
     }
     th->ncalls = 0;
 }

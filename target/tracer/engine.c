@@ -23,6 +23,8 @@
 #include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/return_sites.h"
+#include "target/tracer/guardian.h"
+#include "target/tracer/thread_signals.h"
 
 #define PTRACE_OPTIONS                                                                            \
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
@@ -209,6 +211,7 @@ static void reset_address_space(struct tracee *t)
     t->scratch_count = t->scratch_cap = 0;
     return_sites_free(t);
     t->rendezvous_addr = 0;
+    guardian_forget_all(t->pid); /* reliability: nothing of the old image to restore */
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
 }
@@ -233,6 +236,7 @@ static struct thread *forget_old_image(struct tracee *t, struct thread *th)
     t->shares_vm = false;
     target_mem_close(&t->mem);
     target_mem_open(&t->mem, t->pid);
+    guardian_watch(t->pid, t->mem.mem_fd); /* reliability: the new image's memory */
     reset_address_space(t);
     return th;
 }
@@ -602,6 +606,13 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         int sig = WSTOPSIG(status);
         th->state = THREAD_STOPPED;
         if (event == PTRACE_EVENT_STOP) {
+            /* reliability: a trap of ours fired just before the interrupt
+             * (or a job-control stop) still waits behind this stop; let it
+             * arrive and settle it.  A job-stopped thread stops again by
+             * itself once detached. */
+            if (thread_signal_pending(th->tid, SIGTRAP) &&
+                ptrace(PTRACE_CONT, th->tid, NULL, NULL) == 0)
+                continue;
             th->interrupt_requested = false;
             if (is_job_control_stop(sig))
                 th->group_stopped = true;

@@ -1,0 +1,233 @@
+/* The supervisor half of memtrace and the tracer's hooks into it (see
+ * guardian.h).  The supervisor is the process the user started; it owns no
+ * ptrace state, so killing it costs the target nothing. */
+#include "target/tracer/guardian.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "target/tracer/guardian_table.h"
+
+/* Process-wide on purpose: the table is one shared mapping made before the
+ * fork, and the hooks sit deep in breakpoint and call handling, which have
+ * no reason to carry it. */
+static struct guard_table *table;
+static int tracer_sock = -1;
+static pid_t tracer_pid;
+static pid_t guarded_pid; /* tracer side: the process the table describes */
+
+struct watch_msg {
+    pid_t pid;
+};
+
+/* --- supervisor --------------------------------------------------------- */
+
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    /* A terminal's ^C already reached the tracer in the same process
+     * group: only a signal some process sent to this pid is passed on. */
+    if (info->si_code <= 0 && tracer_pid > 0)
+        kill(tracer_pid, sig);
+}
+
+/* Reads one watch message (and its descriptor) or EOF; returns the
+ * descriptor, -1 for a message without one, -2 at EOF or on error. */
+static int receive_watch(int sock, pid_t *pid)
+{
+    struct watch_msg msg;
+    struct iovec iov = { &msg, sizeof(msg) };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr mh = { 0 };
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control.buf;
+    mh.msg_controllen = sizeof(control.buf);
+    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR)
+        return -1;
+    if (n != (ssize_t)sizeof(msg))
+        return -2;
+    *pid = msg.pid;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+    return fd;
+}
+
+static void undo_in_target(pid_t target, int mem_fd)
+{
+    if (table->released || mem_fd < 0)
+        return;
+    unsigned bps, rets;
+    guard_table_restore(table, mem_fd, &bps, &rets);
+    mt_warn("the tracer (pid %d) ended without detaching: restored %u breakpoints and %u "
+            "return addresses in process %d", (int)tracer_pid, bps, rets, (int)target);
+}
+
+static void mirror_exit(int status)
+{
+    if (WIFEXITED(status))
+        _exit(WEXITSTATUS(status));
+    int sig = WTERMSIG(status);
+    if (sig != SIGKILL) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    _exit(128 + sig);
+}
+
+static void supervise(int sock)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    pid_t target = 0;
+    int mem_fd = -1;
+    for (;;) {
+        struct pollfd p = { sock, POLLIN, 0 };
+        if (poll(&p, 1, -1) < 0)
+            continue; /* EINTR: a forwarded signal */
+        pid_t pid = 0;
+        int fd = receive_watch(sock, &pid);
+        if (fd == -2)
+            break; /* the tracer's end closed: it exits, cleanly or not */
+        if (fd >= 0) {
+            if (mem_fd >= 0)
+                close(mem_fd);
+            mem_fd = fd;
+            target = pid;
+        }
+    }
+    /* Its descriptors close before the kernel detaches its tracees: act
+     * now, while threads stopped by it are still held. */
+    undo_in_target(target, mem_fd);
+    int status = 0;
+    while (waitpid(tracer_pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status))
+        mt_warn("the tracer (pid %d) was killed by %s", (int)tracer_pid, strsignal(WTERMSIG(status)));
+    mirror_exit(status);
+}
+
+int guardian_start(void)
+{
+    struct guard_table *g = guard_table_map();
+    int sv[2];
+    if (!g || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        mt_warn("no guardian process (%s): a SIGKILL of memtrace would harm the target",
+                strerror(errno));
+        return -1;
+    }
+    pid_t supervisor = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        mt_warn("no guardian process (fork: %s)", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    table = g;
+    if (child > 0) {
+        tracer_pid = child;
+        close(sv[1]);
+        supervise(sv[0]);
+    }
+    close(sv[0]);
+    tracer_sock = sv[1];
+    /* The supervisor's death (SIGKILL included) reaches us as SIGTERM: the
+     * ordinary clean detach. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != supervisor)
+        raise(SIGTERM);
+    return 0;
+}
+
+/* --- tracer side ---------------------------------------------------------- */
+
+void guardian_watch(pid_t pid, int mem_fd)
+{
+    if (tracer_sock < 0 || mem_fd < 0 || (guarded_pid && pid != guarded_pid))
+        return;
+    guarded_pid = pid;
+    struct watch_msg msg = { pid };
+    struct iovec iov = { &msg, sizeof(msg) };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr mh = { 0 };
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control.buf;
+    mh.msg_controllen = sizeof(control.buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &mem_fd, sizeof(int));
+    if (sendmsg(tracer_sock, &mh, MSG_NOSIGNAL) < 0)
+        mt_warn("cannot hand the target to the guardian: %s", strerror(errno));
+}
+
+void guardian_release(void)
+{
+    if (table)
+        table->released = 1;
+}
+
+/* Before the first watch (breakpoints placed while attaching) the only
+ * process there is is the one about to be watched. */
+static bool guarded(pid_t pid) { return table && (!guarded_pid || pid == guarded_pid); }
+
+void guardian_note_breakpoint(pid_t pid, uint64_t addr, const uint8_t *orig, const uint8_t *insn,
+                              size_t len)
+{
+    if (guarded(pid))
+        guard_table_add_bp(table, addr, orig, insn, len);
+}
+
+void guardian_forget_breakpoint(pid_t pid, uint64_t addr)
+{
+    if (guarded(pid))
+        guard_table_del_bp(table, addr);
+}
+
+void guardian_note_return(pid_t pid, uint64_t slot, uint64_t orig, uint64_t tramp, unsigned size)
+{
+    if (guarded(pid))
+        guard_table_add_ret(table, slot, orig, tramp, size);
+}
+
+void guardian_forget_return(pid_t pid, uint64_t slot)
+{
+    if (guarded(pid))
+        guard_table_del_ret(table, slot);
+}
+
+void guardian_forget_all(pid_t pid)
+{
+    if (guarded(pid))
+        guard_table_clear(table);
+}
