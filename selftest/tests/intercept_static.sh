@@ -27,7 +27,7 @@ trap cleanup EXIT
 pid=
 end=$((SECONDS + 10))
 while [ -z "$pid" ]; do
-    pid=$(pgrep -P "$CONSOLE_PID" -x counts_static)
+    pid=$(program_pid "$CONSOLE_PID" counts_static)
     [ $SECONDS -lt $end ] || fail "counts_static did not start: $(cat mt.out.err)"
     [ -n "$pid" ] || sleep 0.05
 done

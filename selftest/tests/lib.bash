@@ -102,3 +102,24 @@ if not m:
 b, k, a, f, ba = m.groups()
 print(a, f, ba, b, k)'
 }
+
+# program_pid PID [NAME]: the pid of the program memtrace (pid PID) started:
+# memtrace's pid supervises, the tracer is its child and the program the
+# tracer's child (target/tracer/guardian.h), so search every descendant.
+# Prints nothing while there is none yet.
+program_pid() {
+    local frontier=$1 name=${2:-} next p
+    for _ in 1 2 3; do
+        next=
+        for p in $frontier; do next="$next $(pgrep -P "$p")"; done
+        for p in $next; do
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = memtrace ] && continue
+            if [ -z "$name" ] || [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$name" ]; then
+                echo "$p"
+                return 0
+            fi
+        done
+        frontier=$next
+    done
+    return 1
+}

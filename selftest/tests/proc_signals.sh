@@ -54,7 +54,7 @@ case $expected in *"outside 1, segv recovered 5, cont 2"*) ;; *) fail "untraced 
 # Under memtrace.
 "$MEMTRACE" -q -j -o mt.json "$PROG" $ROUNDS > mt.out 2> mt.err &
 tracer=$!
-for _ in $(seq 100); do pid=$(pgrep -P $tracer) && break; sleep 0.05; done
+for _ in $(seq 100); do pid=$(program_pid $tracer) && break; sleep 0.05; done
 [ -n "$pid" ] || fail "no traced process"
 sleep 0.3
 stop_and_continue "$pid" STOP
