@@ -193,8 +193,8 @@ test: tests-build
 	MT_BUILD=$(BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh $(TESTS)
 
 demo: deps all $(BUILD)/selftest/demo
-	@echo '$$ target/memtrace $(BUILD)/selftest/demo'
-	@target/memtrace $(BUILD)/selftest/demo
+	@echo '$$ target/memtrace -a $(BUILD)/selftest/demo'
+	@target/memtrace -a $(BUILD)/selftest/demo
 
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
@@ -213,8 +213,8 @@ lint:
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
 
 cross:
-	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu-
-	$(MAKE) BUILD=build-arm CROSS_COMPILE=arm-linux-gnueabihf-
+	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu- ARCH=aarch64
+	$(MAKE) BUILD=build-arm CROSS_COMPILE=arm-linux-gnueabihf- ARCH=arm
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
