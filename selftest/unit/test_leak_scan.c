@@ -4,6 +4,7 @@
  * blocks, 32-bit words, forgotten blocks), a long list that needs many
  * batches, then random graphs against a naive recursive model of the same
  * rules written here without batching. */
+#include "arch/arch.h"
 #include "target/leak/leak_scan.h"
 #include "target/leak/leak_tracee.h"
 
@@ -341,7 +342,7 @@ static void roots_from_maps(void)
         {0x7f0000000000, 0x80000},                               /* program part below the chunk */
         {0x7f00000c1000, 0x3f000},                               /* and above it */
         {0x7f0000500000, 0x1000},                                /* /dev/zero is memory */
-        {0x7fffffffe000 - 128, 0x7ffffffff000 - 0x7fffffffe000 + 128},   /* stack from sp - red zone */
+        {0x7fffffffe000 - ARCH_STACK_REDZONE, 0x7ffffffff000 - 0x7fffffffe000 + ARCH_STACK_REDZONE}, /* stack from sp - red zone */
     };
     CHECK(n == sizeof(want) / sizeof(want[0]), "roots: %zu ranges", n);
     for (size_t i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++)

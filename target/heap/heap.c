@@ -143,9 +143,13 @@ static struct stack_totals *stack_slot(struct heap_books *b, uint32_t id)
         uint32_t cap = b->per_stack_cap ? b->per_stack_cap : 256;
         while (cap <= id)
             cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
-        b->per_stack = xreallocarray(b->per_stack, cap, sizeof(*b->per_stack));
-        memset(b->per_stack + b->per_stack_cap, 0,
-               (size_t)(cap - b->per_stack_cap) * sizeof(*b->per_stack));
+        /* calloc, not realloc + memset: a large array comes as untouched
+         * zero pages, so a sparse high id costs address space, not RSS. */
+        struct stack_totals *grown = xcalloc(cap, sizeof(*grown));
+        if (b->per_stack_cap)
+            memcpy(grown, b->per_stack, (size_t)b->per_stack_cap * sizeof(*grown));
+        free(b->per_stack);
+        b->per_stack = grown;
         b->per_stack_cap = cap;
     }
     if (id >= b->stack_limit)

@@ -171,7 +171,7 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
         for (size_t k = 0; k < nsps; k++) {
             if (sps[k] >= e->start && sps[k] < e->end) {
                 uint64_t s = sps[k] - ARCH_STACK_REDZONE;
-                lo = s > e->start && s < sps[k] ? s : e->start;
+                lo = s > e->start && s <= sps[k] ? s : e->start;
                 break;
             }
         }

@@ -30,6 +30,10 @@ void report_write_folded(FILE *out, const struct report_source *src,
 
 /* {"pc": ..., "module": ..., ...} of one frame. */
 void report_json_frame(FILE *out, const struct report_frame *f);
+/* The frames of a stack as JSON objects separated by commas, each after
+ * indent (the caller writes the brackets). */
+void report_json_frames(FILE *out, const struct report_source *src, uint32_t stack_id,
+                        const char *indent);
 /* ' "errors": [...]' (and "errors_not_listed" when the log overflowed),
  * without a trailing comma or newline. */
 void report_write_misuse_json(FILE *out, const struct report_source *src);

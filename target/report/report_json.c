@@ -141,6 +141,21 @@ static void put_leaks(FILE *out, const struct report_leaks *l)
             l->blocks_checked, l->threads, l->seconds);
 }
 
+void report_json_frames(FILE *out, const struct report_source *src, uint32_t stack_id,
+                        const char *indent)
+{
+    unsigned depth = 0;
+    const uint64_t *pcs = stack_table_pcs(src->stacks, stack_id, &depth);
+    for (unsigned i = 0; i < depth; i++) {
+        struct report_frame f;
+        report_resolve(src, pcs[i], i, &f);
+        if (i)
+            fputc(',', out);
+        fputs(indent, out);
+        report_json_frame(out, &f);
+    }
+}
+
 void report_write_json(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n)
 {
@@ -173,14 +188,7 @@ void report_write_json(FILE *out, const struct report_source *src,
                                                                          : kind_names[sl->worst - 1]);
         }
         fputs(", \"frames\": [", out);
-        unsigned depth;
-        const uint64_t *pcs = stack_table_pcs(src->stacks, st[k].id, &depth);
-        for (unsigned i = 0; i < depth; i++) {
-            struct report_frame f;
-            report_resolve(src, pcs[i], i, &f);
-            fputs(i ? ",\n    " : "\n    ", out);
-            report_json_frame(out, &f);
-        }
+        report_json_frames(out, src, st[k].id, "\n    ");
         fputs("]}", out);
     }
     fputs(n ? "\n ],\n" : "],\n", out);

@@ -76,15 +76,9 @@ void report_write_misuse(FILE *out, const struct report_source *src, const struc
 
 static void put_json_stack(FILE *out, const struct report_source *src, uint32_t id)
 {
-    unsigned depth = 0;
-    const uint64_t *pcs = id ? stack_table_pcs(src->stacks, id, &depth) : NULL;
     fputc('[', out);
-    for (unsigned i = 0; i < depth; i++) {
-        struct report_frame f;
-        report_resolve(src, pcs[i], i, &f);
-        fputs(i ? ",\n      " : "\n      ", out);
-        report_json_frame(out, &f);
-    }
+    if (id)
+        report_json_frames(out, src, id, "\n      ");
     fputc(']', out);
 }
 

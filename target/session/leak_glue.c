@@ -132,14 +132,7 @@ void session_leak_scan(struct session *s, FILE *out)
     }
     struct report_leaks leaks;
     scan_into(s, &leaks);
-    struct report_source src = {
-        .books = s->tracee->books,
-        .stacks = s->tracee->stacks,
-        .resolve = session_resolve,
-        .resolve_ctx = s,
-        .pid = s->tracee->pid,
-        .program = s->tracee->program,
-    };
+    struct report_source src = session_report_source(s);
     report_write_leaks_text(out, &src, &leaks);
     fflush(out);
     leak_report_free(&leaks);

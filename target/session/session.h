@@ -42,6 +42,10 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
  * hook; ctx is unused). */
 void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e);
 
+/* What every report of the first process starts from: its books, stacks
+ * and names (the final report adds leaks, errors and children). */
+struct report_source session_report_source(struct session *s);
+
 /* The reports of the followed children (procs[1..]) after the first
  * process's: text and folded sections, or a JSON "children" array. */
 int session_write_children(FILE *out, struct session *s);
