@@ -58,6 +58,14 @@ static int wait_for_trap(struct thread *th)
         int sig = WSTOPSIG(status);
         if (sig == SIGTRAP && (status >> 16) == 0)
             return 0;
+        /* A fault of the injected code itself: continuing would run the
+         * faulting instruction again forever.  The caller puts the thread's
+         * registers back, so the fault is dropped with the injection. */
+        if ((status >> 16) == 0 &&
+            (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)) {
+            mt_warn("thread %d: injected code faulted (signal %d)", (int)th->tid, sig);
+            return -EFAULT;
+        }
         if ((status >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP && !th->resume_signal)
             th->resume_signal = sig;
         if (ptrace(PTRACE_CONT, th->tid, NULL, NULL) < 0)
@@ -81,6 +89,7 @@ static int leave_syscall(struct tracee *t, struct thread *th, const struct arch_
     struct arch_regs regs = *saved;
     const uint64_t none[6] = {0, 0, 0, 0, 0, 0};
     arch_setup_syscall(&regs, pc, 0, none);
+    arch_set_pc(&regs, pc); /* the trap itself: i386's gadget would start past a nop */
     int rc = 0;
     if (arch_set_regs(th->tid, &regs) < 0 || ptrace(PTRACE_CONT, th->tid, NULL, NULL) < 0)
         rc = -errno;
