@@ -51,7 +51,9 @@ max_len_of() {
 
 # The project's sources once, instrumented for coverage and the sanitizers,
 # through the Makefile's own rules (incremental on later runs).
-if ! nice -n "$NICE" make -s -j2 BUILD="$BUILD" CC=clang \
+# Harnesses are native programs: a `make check ARCH=i386` around this must
+# not make their library 32-bit (command-line variables reach sub-makes).
+if ! nice -n "$NICE" make -s -j2 BUILD="$BUILD" ARCH="$(uname -m)" CC=clang \
         CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $SAN" "$BUILD/libmt.a" >"$probe/make.log" 2>&1; then
     cat "$probe/make.log"; echo "building $BUILD/libmt.a failed"; exit 1
 fi

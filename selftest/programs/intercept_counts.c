@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     keep[24] = counted(memalign(32, 48), 48);
     release(keep[24], 48);
     free(NULL);
-    volatile size_t huge = SIZE_MAX / 2;
+    volatile size_t huge = SIZE_MAX / 2 + 1; /* more than PTRDIFF_MAX: refused on 32-bit too */
     keep[25] = malloc(huge); /* fails: nothing */
 
     long pg = sysconf(_SC_PAGESIZE);

@@ -7,7 +7,7 @@
 # plugin in the JSON report, binutils addr2line -f on the .so.  Then a C++
 # plugin brings libstdc++ into the C program late: counts equal valgrind's,
 # and a block made by operator new has that operator as its first frame, at
-# the address nm -D gives for _Znwm in the libstdc++ that was loaded.
+# the address nm -D gives for _Znwm (_Znwj on i386) in the libstdc++ that was loaded.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 command -v valgrind >/dev/null || skip "valgrind is not installed"
@@ -16,8 +16,8 @@ src=$MT_ROOT/selftest/programs/lib
 driver=$MT_PROGS/intercept_dlopen
 plugin=$MT_TMP/libintercept_plugin.so
 cxxplugin=$MT_TMP/libintercept_cxxlib.so
-gcc -std=gnu11 -g -O0 -fPIC -shared -o "$plugin" "$src/intercept_plugin.c" || fail "cannot build the plugin"
-g++ -g -O0 -fPIC -shared -o "$cxxplugin" "$src/intercept_cxxlib.cpp" || fail "cannot build the C++ plugin"
+gcc $MT_TARGET_CFLAGS -std=gnu11 -g -O0 -fPIC -shared -o "$plugin" "$src/intercept_plugin.c" || fail "cannot build the plugin"
+g++ $MT_TARGET_CFLAGS -g -O0 -fPIC -shared -o "$cxxplugin" "$src/intercept_cxxlib.cpp" || fail "cannot build the C++ plugin"
 
 compare_with_valgrind "$driver" "$plugin" 3
 compare_with_valgrind "$driver" "$plugin" 12
@@ -52,16 +52,20 @@ PY
 compare_with_valgrind "$driver" "$cxxplugin" 3
 "$MEMTRACE" -q -j -o "$MT_TMP/cxx.json" "$driver" "$cxxplugin" 2 >/dev/null 2>"$MT_TMP/err" ||
     fail "memtrace failed: $(cat "$MT_TMP/err")"
-python3 - "$MT_TMP/cxx.json" <<'PY' || fail "operator new of the late libstdc++ was not intercepted"
+# operator new(size_t): _Znwm on LP64, _Znwj on ILP32 (i386).
+znw=_Znwm
+[ -z "$MT_TARGET_CFLAGS" ] || znw=_Znwj
+python3 - "$MT_TMP/cxx.json" "$znw" <<'PY' || fail "operator new of the late libstdc++ was not intercepted"
 import json, subprocess, sys
+znw = sys.argv[2]
 found = False
 for st in json.load(open(sys.argv[1]))['stacks']:
     f = st['frames'][0]
     if f['module'] and 'libstdc++' in f['module']:
         syms = subprocess.run(['nm', '-D', '--defined-only', f['module']], capture_output=True,
                               text=True, check=True).stdout.split('\n')
-        new = [int(l.split()[0], 16) for l in syms if l.split()[-1:] and l.split()[-1].split('@')[0] == '_Znwm']
-        print('first frame', f['module'], f['offset'], 'nm _Znwm', [hex(a) for a in new])
+        new = [int(l.split()[0], 16) for l in syms if l.split()[-1:] and l.split()[-1].split('@')[0] == znw]
+        print('first frame', f['module'], f['offset'], 'nm', znw, [hex(a) for a in new])
         found = found or int(f['offset'], 16) in new
 sys.exit(0 if found else 'no block has operator new of libstdc++ as its first frame')
 PY

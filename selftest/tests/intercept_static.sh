@@ -13,7 +13,7 @@
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"
-gcc -std=gnu11 -static -g -O0 -o counts_static "$MT_ROOT/selftest/programs/intercept_counts.c" 2>cc.err ||
+gcc $MT_TARGET_CFLAGS -std=gnu11 -static -g -O0 -o counts_static "$MT_ROOT/selftest/programs/intercept_counts.c" 2>cc.err ||
     skip "cannot link statically (no libc.a?): $(tail -n 1 cc.err)"
 readelf -lW counts_static | grep -q 'INTERP' && fail "counts_static is not static"
 readelf -SW counts_static | grep -q '\.symtab' || fail "counts_static has no .symtab"

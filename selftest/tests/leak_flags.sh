@@ -28,7 +28,10 @@ done
 [ "$(wc -l < "$MT_TMP/err")" = 1 ] || fail "bad --leak-exitcode: want one line: $(cat "$MT_TMP/err")"
 
 # --- suppressions against LeakSanitizer --------------------------------------
-if gcc -g -O0 -fsanitize=address -o "$MT_TMP/lk_asan" "$MT_ROOT/selftest/programs/leak_kinds.c" 2>/dev/null &&
+# LeakSanitizer is the oracle on 64-bit only: its i386 scan classifies the
+# same program's blocks differently (fewer suppressed), so there the file and
+# module patterns below, checked against memtrace's own runs, remain.
+if [ -z "$MT_TARGET_CFLAGS" ] && gcc -g -O0 -fsanitize=address -o "$MT_TMP/lk_asan" "$MT_ROOT/selftest/programs/leak_kinds.c" 2>/dev/null &&
     ASAN_OPTIONS=detect_leaks=1 "$MT_TMP/lk_asan" 2>&1 | grep -q 'SUMMARY: AddressSanitizer'; then
     i=0
     for body in 'leak:leak_list\nleak:^drop_one$' '# comment\n\n   leak:leak_*cle   \n' 'leak:list$' \
@@ -59,7 +62,7 @@ PY
         [ "$lsan" = "$mt" ] || fail "suppression results differ for [$body]"
     done
 else
-    echo "note: -fsanitize=address unusable here; LeakSanitizer comparison left out"
+    echo "note: LeakSanitizer unusable here (or a 32-bit target); its comparison left out"
 fi
 
 # --- file and module patterns: everything lost is suppressed ------------------

@@ -41,7 +41,18 @@ compare_with_valgrind() {
     vg=$(valgrind_summary "$@") || fail "valgrind failed on $*"
     mt=$(memtrace_summary "$@") || fail "memtrace failed on $*"
     echo "valgrind: $vg | memtrace: $mt | $*"
-    [ "$vg" = "$mt" ] || fail "figures differ for $* (allocs frees bytes in_use_bytes in_use_blocks)"
+    [ "$vg" = "$mt" ] && return 0
+    # valgrind's 32-bit HEAP SUMMARY after a dlclose counts in use blocks
+    # that no alloc counted (in use != allocs - frees): there only the
+    # counts it does keep are compared, and memtrace's own in-use must add up.
+    local a f b ub n ma mf mb mub mn
+    read -r a f b ub n <<<"$vg"
+    read -r ma mf mb mub mn <<<"$mt"
+    if [ "$((a - f))" != "$n" ] && [ "$a $f $b" = "$ma $mf $mb" ] && [ "$((ma - mf))" = "$mn" ]; then
+        echo "  (valgrind's in-use figures do not add up: allocs, frees and bytes compared)"
+        return 0
+    fi
+    fail "figures differ for $* (allocs frees bytes in_use_bytes in_use_blocks)"
 }
 
 # --- Driving memtrace's console through a pipe (console_*.sh) -------------

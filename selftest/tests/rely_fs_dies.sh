@@ -16,7 +16,7 @@ cat >"$work/slow.c" <<'C'
 char *__attribute__((noinline)) grab(int n) { char *p = malloc(n); memset(p, 1, n); return p; }
 int main(void) { for (int i = 0; i < 5; i++) { free(grab(50)); grab(100 + i); usleep(300000); } return 0; }
 C
-gcc -g -O0 -Wl,--build-id -o "$root$work/slow" "$work/slow.c" || fail "gcc"
+gcc $MT_TARGET_CFLAGS -g -O0 -Wl,--build-id -o "$root$work/slow" "$work/slow.c" || fail "gcc"
 cp "$root$work/slow" "$work/slow"
 start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 "$root"
 (sleep 0.6; kill -KILL "$FS_PID") &
