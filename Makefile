@@ -117,7 +117,13 @@ BENCH_BIN := $(BUILD)/bench/allocbench
 .PHONY: all deps check test demo bench fuzz install clean lint tests-build cross
 
 ifeq ($(CROSS_COMPILE),)
+ifeq ($(ARCH),$(HOST_ARCH))
 all: target/memtrace host-fs/memtrace-fs
+else
+# Another word size (ARCH=i386) stays in its own folder: target/memtrace
+# remains the native tracer.
+all: $(BUILD)/memtrace $(BUILD)/memtrace-fs
+endif
 else
 # Cross builds also make the programs that arch_cross_*.sh run under qemu.
 CROSS_TOOLS := $(patsubst selftest/cross/%.c,$(BUILD)/cross/%,$(wildcard selftest/cross/*.c))
@@ -147,11 +153,14 @@ endif
 $(BUILD)/memtrace-fs: $(HOSTFS_OBJS)
 	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOSTFS_LIBS)
 
-target/memtrace: $(BUILD)/memtrace
-	cp $< $@
+# Copied whenever they differ: the build folder may be newer or older.
+target/memtrace: $(BUILD)/memtrace FORCE
+	@cmp -s $< $@ || cp $< $@
 
-host-fs/memtrace-fs: $(BUILD)/memtrace-fs
-	cp $< $@
+host-fs/memtrace-fs: $(BUILD)/memtrace-fs FORCE
+	@cmp -s $< $@ || cp $< $@
+
+FORCE:
 
 $(BUILD)/unit/%: selftest/unit/%.c $(BUILD)/libmt.a
 	@mkdir -p $(dir $@)
@@ -193,8 +202,8 @@ test: tests-build
 	MT_BUILD=$(BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh $(TESTS)
 
 demo: deps all $(BUILD)/selftest/demo
-	@echo '$$ target/memtrace -a $(BUILD)/selftest/demo'
-	@target/memtrace -a $(BUILD)/selftest/demo
+	@echo '$$ $(BUILD)/memtrace -a $(BUILD)/selftest/demo'
+	@$(BUILD)/memtrace -a $(BUILD)/selftest/demo
 
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
