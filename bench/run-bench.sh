@@ -75,7 +75,9 @@ calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 # /usr/bin/time would report the traced child's peak when that is bigger.
 peak_rss_kib() {
     local out=$1; shift
-    "$BIN/peak_rss" "$@" >"$out" 2>&1
+    # The tracer alone: without the supervisor split (target/tracer/guardian.h)
+    # memtrace's own process is the tracer that peak_rss measures.
+    MEMTRACE_NO_SUPERVISOR=1 "$BIN/peak_rss" "$@" >"$out" 2>&1
     awk '/^peak_rss: / {k=$2} END {print k+0}' "$out"
 }
 
@@ -183,7 +185,7 @@ done
 SYSC_PER_STOP=n/a
 if command -v strace >/dev/null; then
     sysc() {
-        strace -c -o "$TMP/sc" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$1" 8 1 >/dev/null 2>&1
+        MEMTRACE_NO_SUPERVISOR=1 strace -c -o "$TMP/sc" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$1" 8 1 >/dev/null 2>&1
         awk '$NF != "total" && $4 ~ /^[0-9]+$/ {n += $4} END {print n+0}' "$TMP/sc"
     }
     s0=$(sysc 0)

@@ -252,8 +252,12 @@ int main(int argc, char **argv)
         return 1;
     }
     /* reliability: from here on this process is the tracer; the pid the
-     * user started supervises it (target/tracer/guardian.h). */
-    guardian_start();
+     * user started supervises it (target/tracer/guardian.h).
+     * MEMTRACE_NO_SUPERVISOR=1 keeps the tracer in this process, unguarded:
+     * for measuring it alone (make bench) or running it under strace/gdb. */
+    const char *no_sup = getenv("MEMTRACE_NO_SUPERVISOR");
+    if (!no_sup || strcmp(no_sup, "1") != 0)
+        guardian_start();
     if (build_locator(&cli, &loc) < 0)
         return 1;
 

@@ -22,7 +22,7 @@ cat >"$work/leaky.c" <<'C'
 char *__attribute__((noinline)) rely_served_name(int n) { char *p = malloc(n); memset(p, 1, n); return p; }
 int main(void) { for (int i = 0; i < 5; i++) rely_served_name(100 + i); return 0; }
 C
-gcc -g -O0 -Wl,--build-id -o "$root$work/leaky" "$work/leaky.c" || fail "gcc"
+gcc $MT_TARGET_CFLAGS -g -O0 -Wl,--build-id -o "$root$work/leaky" "$work/leaky.c" || fail "gcc"
 strip --strip-all -o "$work/leaky" "$root$work/leaky"
 nm "$work/leaky" 2>&1 | grep -q rely_served_name && fail "local copy still has symbols"
 [ "$(readelf_build_id "$work/leaky")" = "$(readelf_build_id "$root$work/leaky")" ] || fail "build-ids differ"
