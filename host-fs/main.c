@@ -178,10 +178,13 @@ static char *sysroots_txt(const struct sysroot_set *set)
     for (int i = 0; i < set->count; i++)
         n += strlen(set->items[i].path) + 1;
     char *s = xcalloc(1, n);
+    size_t used = 0;
     for (int i = 0; i < set->count; i++) {
+        size_t len = strlen(set->items[i].path);
         if (i)
-            strcat(s, ",");
-        strcat(s, set->items[i].path);
+            s[used++] = ',';
+        memcpy(s + used, set->items[i].path, len);
+        used += len;
     }
     return s;
 }

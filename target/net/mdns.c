@@ -166,7 +166,7 @@ static int open_socket(int family)
  * on our link.  Returns what mdns_parse_response returned, or -1. */
 static int receive(int fd, uint16_t id, uint8_t *pkt, size_t cap, struct mdns_table *t)
 {
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = { 0 }; /* recvfrom may fill less */
     socklen_t sl = sizeof(ss);
     ssize_t got = recvfrom(fd, pkt, cap, 0, (struct sockaddr *)&ss, &sl);
     if (got <= 0)
