@@ -50,42 +50,23 @@ static bool call_is_internal(struct tracee *t, struct thread *th, const struct i
     return caller_is_allocator(t, ret_addr);
 }
 
-uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
-                             struct arch_return_slot *slot)
-{
-    *slot = arch_return_slot_at_entry(regs);
-    if (!slot->in_memory)
-        return arch_return_reg(regs);
-    uint64_t ret = 0;
-    target_mem_read_word(&t->mem, slot->addr, &ret, ARCH_PTR_SIZE);
-    return ret;
-}
-
 /* The first n integer arguments at the entry of an intercepted function:
  * from registers, or from the stack where the calling convention puts
- * them there (i386), as consecutive words read at once. */
-static void call_args(struct tracee *t, const struct arch_regs *regs, uint64_t *out, int n)
+ * them there (i386), read through the stop's stack window. */
+static void call_args(struct stack_window *w, const struct arch_regs *regs, uint64_t *out, int n)
 {
-    struct arch_arg_slot first = arch_arg_slot(regs, 0);
-    if (!first.in_memory) {
-        for (int i = 0; i < n; i++)
-            out[i] = arch_arg_slot(regs, i).value;
-        return;
-    }
-    uint8_t buf[8 * ARCH_PTR_SIZE];
-    size_t want = (size_t)n * ARCH_PTR_SIZE;
-    size_t got = target_mem_read_partial(&t->mem, first.addr, buf, want < sizeof(buf) ? want : sizeof(buf));
     for (int i = 0; i < n; i++) {
-        out[i] = 0;
-        size_t off = (size_t)i * ARCH_PTR_SIZE;
-        if (off + ARCH_PTR_SIZE > got)
+        struct arch_arg_slot a = arch_arg_slot(regs, i);
+        out[i] = a.value;
+        if (!a.in_memory)
             continue;
+        out[i] = 0;
         if (ARCH_PTR_SIZE == 4) {
-            uint32_t w;
-            memcpy(&w, buf + off, 4);
-            out[i] = w;
-        } else {
-            memcpy(&out[i], buf + off, 8);
+            uint32_t word;
+            if (stack_window_read(w, a.addr, &word, sizeof(word)) == 0)
+                out[i] = word;
+        } else if (stack_window_read(w, a.addr, &out[i], sizeof(out[i])) < 0) {
+            out[i] = 0;
         }
     }
 }
@@ -132,8 +113,8 @@ static bool entry_needs_caller(struct tracee *t, struct thread *th, const struct
     return released && !heap_lookup(t->books, released, NULL);
 }
 
-static uint64_t entry_return_address(struct stack_window *w, const struct arch_regs *regs,
-                                     struct arch_return_slot *slot)
+uint64_t call_return_address(struct stack_window *w, const struct arch_regs *regs,
+                             struct arch_return_slot *slot)
 {
     *slot = arch_return_slot_at_entry(regs);
     if (!slot->in_memory)
@@ -153,11 +134,11 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     uint64_t ret_addr = 0;
     uint64_t released = 0; /* the pointer a free-like function gives back */
     if (fn->releases)
-        call_args(t, regs, &released, 1);
+        call_args(&w, regs, &released, 1);
     else
-        th->last_release.head = NULL; /* an allocation ends any release chain (misuse.c) */
+        misuse_end_release_chain(th);
     if (entry_needs_caller(t, th, fn, released))
-        ret_addr = entry_return_address(&w, regs, &slot);
+        ret_addr = call_return_address(&w, regs, &slot);
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
@@ -170,7 +151,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
                 tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
-            call_args(t, regs, c->args, 5);
+            call_args(&w, regs, c->args, 5);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->stack_id = capture_stack_in(&w, regs);

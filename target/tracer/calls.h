@@ -15,11 +15,6 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
  * goes back where it was. */
 void call_restore_returns(struct tracee *t, struct thread *th);
 
-/* The return address of a thread stopped at a function's first
- * instruction, and where it is kept. */
-uint64_t call_return_address(struct tracee *t, const struct arch_regs *regs,
-                             struct arch_return_slot *slot);
-
 /* capture.c: the stack of the thread at a function's entry, interned. */
 uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs);
 
@@ -37,5 +32,10 @@ void stack_window_init(struct stack_window *w, struct tracee *t, uint64_t sp);
 int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t len);
 /* capture_stack through a window the caller already uses this stop. */
 uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs);
+
+/* The return address of a thread stopped at a function's first
+ * instruction, and where it is kept (read through w when in memory). */
+uint64_t call_return_address(struct stack_window *w, const struct arch_regs *regs,
+                             struct arch_return_slot *slot);
 
 #endif

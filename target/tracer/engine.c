@@ -194,7 +194,9 @@ static void handle_trap(struct tracee *t, struct thread *th)
         } else {
             scan_modules(t, th);
             struct arch_return_slot slot;
-            arch_emulate_return(&regs, call_return_address(t, &regs, &slot));
+            struct stack_window w;
+            stack_window_init(&w, t, arch_sp(&regs));
+            arch_emulate_return(&regs, call_return_address(&w, &regs, &slot));
         }
     }
     regs_write_changes(th->tid, &was, &regs); /* perf: often the PC alone */

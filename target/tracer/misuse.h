@@ -15,6 +15,9 @@
 bool misuse_release_continues(struct thread *th, const struct intercept_fn *fn, uint64_t sp,
                               uint64_t ret_addr, uint64_t ptr);
 
+/* th entered an allocation function: no release goes on after it. */
+static inline void misuse_end_release_chain(struct thread *th) { th->last_release.head = NULL; }
+
 /* A correct release of blk (--check: remembered with the stack of regs). */
 void misuse_released(struct tracee *t, const struct arch_regs *regs, const struct heap_block *blk);
 /* A block released by realloc, whose call stack was captured already. */
