@@ -13,7 +13,7 @@ void log_set_program(const char *name) { log_program = name; }
 static void log_line(const char *kind, const char *fmt, va_list ap)
 {
     char line[1024];
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(line, sizeof(line), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): the callers va_start it
     if (kind)
         fprintf(stderr, "%s: %s: %s\n", log_program, kind, line);
     else

@@ -186,11 +186,15 @@ int wire_accept(int lfd, int timeout_ms, char *peer, size_t peerlen,
 
 uint16_t wire_local_port(int fd)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+    union {
+        struct sockaddr sa;
+        struct sockaddr_in in4;
+        struct sockaddr_in6 in6;
+        struct sockaddr_storage ss;
+    } u;
+    memset(&u, 0, sizeof(u)); /* getsockname may fill less */
+    socklen_t sl = sizeof(u);
+    if (getsockname(fd, &u.sa, &sl) < 0)
         return 0;
-    if (ss.ss_family == AF_INET6)
-        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return ntohs(u.sa.sa_family == AF_INET6 ? u.in6.sin6_port : u.in4.sin_port);
 }

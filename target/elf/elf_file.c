@@ -55,7 +55,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): started above; clang 14 misses it
     va_end(ap);
 }
 
