@@ -250,6 +250,28 @@ static int resolve_extended_counts(struct elf_file *f, struct file_header *h, ch
     return 0;
 }
 
+/* The program or section header table: count entries of entsize bytes at
+ * off, bounded and inside the file.  NULL with the reason in err. */
+static uint8_t *read_header_table(struct elf_file *f, uint64_t off, unsigned count, unsigned max,
+                                  unsigned entsize, const char *entries, const char *table,
+                                  char *err, size_t errlen)
+{
+    if (count > max) {
+        set_err(err, errlen, "too many %s (%u)", entries, count);
+        return NULL;
+    }
+    size_t bytes = (size_t)count * entsize;
+    if (!range_in_file(f, off, bytes)) {
+        set_err(err, errlen, "%s are outside the file", table);
+        return NULL;
+    }
+    int rc;
+    uint8_t *raw = read_alloc(f, off, bytes, &rc);
+    if (!raw)
+        set_err(err, errlen, "reading %s: %s", table, strerror(-rc));
+    return raw;
+}
+
 static int load_segments(struct elf_file *f, const struct file_header *h, char *err, size_t errlen)
 {
     if (h->phnum == 0 || h->phoff == 0)
@@ -258,21 +280,11 @@ static int load_segments(struct elf_file *f, const struct file_header *h, char *
         set_err(err, errlen, "bad e_phentsize %u", h->phentsize);
         return -1;
     }
-    if (h->phnum > MAX_SEGMENTS) {
-        set_err(err, errlen, "too many segments (%u)", h->phnum);
-        return -1;
-    }
     size_t bytes = (size_t)h->phnum * h->phentsize;
-    if (!range_in_file(f, h->phoff, bytes)) {
-        set_err(err, errlen, "program headers are outside the file");
+    uint8_t *raw = read_header_table(f, h->phoff, h->phnum, MAX_SEGMENTS, h->phentsize,
+                                     "segments", "program headers", err, errlen);
+    if (!raw)
         return -1;
-    }
-    int rc;
-    uint8_t *raw = read_alloc(f, h->phoff, bytes, &rc);
-    if (!raw) {
-        set_err(err, errlen, "reading program headers: %s", strerror(-rc));
-        return -1;
-    }
     f->segments = xcalloc(h->phnum, sizeof(*f->segments));
     f->segment_count = h->phnum;
     struct cursor c;
@@ -287,23 +299,14 @@ static int load_sections(struct elf_file *f, const struct file_header *h, char *
 {
     if (h->shnum == 0)
         return 0;
-    if (h->shnum > MAX_SECTIONS) {
-        set_err(err, errlen, "too many sections (%u)", h->shnum);
-        return -1;
-    }
     size_t bytes = (size_t)h->shnum * h->shentsize;
-    if (!range_in_file(f, h->shoff, bytes)) {
-        set_err(err, errlen, "section headers are outside the file");
+    uint8_t *raw = read_header_table(f, h->shoff, h->shnum, MAX_SECTIONS, h->shentsize,
+                                     "sections", "section headers", err, errlen);
+    if (!raw)
         return -1;
-    }
     if (h->shstrndx >= h->shnum && h->shstrndx != SHN_UNDEF) {
         set_err(err, errlen, "bad e_shstrndx %u", h->shstrndx);
-        return -1;
-    }
-    int rc;
-    uint8_t *raw = read_alloc(f, h->shoff, bytes, &rc);
-    if (!raw) {
-        set_err(err, errlen, "reading section headers: %s", strerror(-rc));
+        free(raw);
         return -1;
     }
     f->sections = xcalloc(h->shnum, sizeof(*f->sections));
@@ -325,6 +328,7 @@ static int load_sections(struct elf_file *f, const struct file_header *h, char *
             return -1;
         }
         strsize = (size_t)ss->size;
+        int rc;
         f->shstrtab = (char *)read_alloc(f, ss->offset, strsize, &rc);
         if (!f->shstrtab) {
             free(name_offs);
