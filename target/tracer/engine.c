@@ -30,12 +30,6 @@
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
      PTRACE_O_TRACEEXIT)
 
-/* A stop of job control (a group-stop), as opposed to one of ours. */
-static bool is_job_control_stop(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
 static void resume(struct thread *th, int sig)
 {
     if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
@@ -531,16 +525,7 @@ static void resume_after_attach(struct tracee *t, struct thread *th, void *ctx)
 {
     (void)t;
     (void)ctx;
-    if (th->state != THREAD_STOPPED)
-        return;
-    if (th->group_stopped) {
-        if (ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
-            th->state = THREAD_RUNNING;
-        return;
-    }
-    int sig = th->resume_signal;
-    th->resume_signal = 0;
-    resume(th, sig);
+    thread_resume_stopped(th);
 }
 
 struct tracee *tracer_attach(pid_t pid, const struct tracer_options *opts, struct file_locator *loc,

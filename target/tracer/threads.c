@@ -1,6 +1,8 @@
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include "shared/xalloc.h"
@@ -111,4 +113,24 @@ void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread 
             fn(t, th, ctx);
     }
     free(tids);
+}
+
+bool is_job_control_stop(int sig)
+{
+    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void thread_resume_stopped(struct thread *th)
+{
+    if (th->state != THREAD_STOPPED)
+        return;
+    if (th->group_stopped) {
+        if (ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
+            th->state = THREAD_RUNNING;
+        return;
+    }
+    int sig = th->resume_signal;
+    th->resume_signal = 0;
+    if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
+        th->state = THREAD_RUNNING;
 }

@@ -137,6 +137,12 @@ void thread_remove(struct tracee *t, pid_t tid);
 /* waitpid(tid, __WALL), retried on EINTR.  0, or -errno. */
 int thread_wait(pid_t tid, int *status);
 struct pending_call *thread_push_call(struct thread *th);
+/* A stop of job control (a group-stop), as opposed to one of ours. */
+bool is_job_control_stop(int sig);
+/* Lets a thread we hold stopped go on: a group-stopped one stays in its
+ * job-control stop (PTRACE_LISTEN), any other continues with the signal
+ * it was keeping.  Nothing for a thread not in THREAD_STOPPED. */
+void thread_resume_stopped(struct thread *th);
 /* Calls over all threads: fn(th, ctx) for each. */
 void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread *, void *), void *ctx);
 

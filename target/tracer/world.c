@@ -10,11 +10,6 @@
 #include "shared/xalloc.h"
 #include "target/tracer/engine.h"
 
-static bool is_job_control_signal(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
 static void note_stopped(struct world_stop *ws, pid_t tid)
 {
     ws->stopped = xreallocarray(ws->stopped, ws->nstopped + 1, sizeof(*ws->stopped));
@@ -59,7 +54,7 @@ int tracer_stop_world(struct tracee *t, struct world_stop *ws)
             th->interrupt_requested = false;
             if (event == PTRACE_EVENT_EXIT)
                 ws->nexiting++;
-            else if (is_job_control_signal(WSTOPSIG(status)))
+            else if (is_job_control_stop(WSTOPSIG(status)))
                 th->group_stopped = true;
             continue;
         }
@@ -80,17 +75,8 @@ void tracer_resume_world(struct tracee *t, struct world_stop *ws)
 {
     for (unsigned i = 0; i < ws->nstopped; i++) {
         struct thread *th = thread_find(t, ws->stopped[i]);
-        if (!th || th->state != THREAD_STOPPED)
-            continue;
-        if (th->group_stopped) {
-            if (ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
-                th->state = THREAD_RUNNING;
-            continue;
-        }
-        int sig = th->resume_signal;
-        th->resume_signal = 0;
-        if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
-            th->state = THREAD_RUNNING;
+        if (th)
+            thread_resume_stopped(th);
     }
     free(ws->stopped);
     memset(ws, 0, sizeof(*ws));
