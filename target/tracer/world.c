@@ -1,7 +1,6 @@
 #include "target/tracer/world.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
