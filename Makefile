@@ -12,7 +12,6 @@
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
-SHARED_BENCH ?= ../shared/bench
 CROSS_COMPILE ?=
 HOST_ARCH := $(shell uname -m)
 
@@ -179,7 +178,7 @@ $(BUILD)/selftest/%: selftest/programs/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -g -O0 $(ARCH_CFLAGS) -pthread -o $@ $<
 
-$(BENCH_BIN): $(SHARED_BENCH)/allocbench.c
+$(BENCH_BIN): bench/allocbench.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(ARCH_CFLAGS) -pthread -o $@ $<
 
