@@ -63,13 +63,21 @@ typedef struct user_pt_regs arch_user_regs;
 #define ARCH_DWARF_RA 14
 #define ARCH_PTR_SIZE 4
 #define ARCH_STACK_REDZONE 0
-#define ARCH_BREAKPOINT_LEN 4       /* ARM-state udf, the kernel's ptrace breakpoint */
+#define ARCH_BREAKPOINT_LEN 4       /* the longest trap: ARM udf, or Thumb-2 udf.w */
 /* A return address into Thumb code has bit 0 set: the caller's pc is the
  * address without it. */
 #define ARCH_RA_TO_PC(ra) ((ra) & ~(uint64_t)1)
-/* Thumb-state breakpoints, for when the engine learns the state of the
- * function it patches (bit 0 of its symbol): a 16-bit udf the kernel treats
- * as a breakpoint, and its 32-bit Thumb-2 form. */
+/* Code addresses carry the instruction set in bit 0, as interworking
+ * branches (bx) and symbol values do: odd is Thumb code at the address
+ * minus one.  arch_pc reports the state that way and arch_set_pc sets it. */
+#define ARCH_CODE_ADDR(a) ((a) & ~(uint64_t)1)
+/* Injected code (the system call gadget) is ARM-state code: word aligned. */
+#define ARCH_INJECT_ADDR(pc) ((pc) & ~(uint64_t)3)
+#define ARCH_HAS_BREAKPOINT_FOR 1
+/* Thumb-state breakpoints, for a function whose symbol has bit 0 set: the
+ * 16-bit udf the kernel treats as a breakpoint over a 16-bit instruction,
+ * and its 32-bit Thumb-2 form over a 32-bit one (so the trap covers the
+ * displaced instruction exactly). */
 #define ARM_THUMB_BREAKPOINT 0xde01u
 #define ARM_THUMB2_BREAKPOINT 0xf7f0a000u
 typedef struct user_regs arch_user_regs;   /* uregs[0..15] = r0..pc, [16] cpsr */
@@ -81,6 +89,14 @@ typedef struct user_regs arch_user_regs;   /* uregs[0..15] = r0..pc, [16] cpsr *
  * the Thumb bit; elsewhere they are the same). */
 #ifndef ARCH_RA_TO_PC
 #define ARCH_RA_TO_PC(ra) (ra)
+#endif
+/* Where the bytes of the code at a code address lie (arm: without the
+ * Thumb bit), and where injected code may go near a thread's pc. */
+#ifndef ARCH_CODE_ADDR
+#define ARCH_CODE_ADDR(a) (a)
+#endif
+#ifndef ARCH_INJECT_ADDR
+#define ARCH_INJECT_ADDR(pc) (pc)
 #endif
 
 /* The register file of one stopped thread, as ptrace gives it. */
@@ -125,6 +141,25 @@ uint64_t arch_retval(const struct arch_regs *regs);
 
 /* The trap instruction and where the PC is reported after it traps. */
 extern const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN];
+/* The trap for a breakpoint at code address addr, over the original bytes
+ * code[0..avail): its bytes in out, and its length (at most
+ * ARCH_BREAKPOINT_LEN), written at ARCH_CODE_ADDR(addr).  One trap on
+ * most CPUs; arm picks an ARM or a 16-/32-bit Thumb trap. */
+#ifdef ARCH_HAS_BREAKPOINT_FOR
+unsigned arch_breakpoint_for(uint64_t addr, const uint8_t *code, size_t avail,
+                             uint8_t out[ARCH_BREAKPOINT_LEN]);
+#else
+static inline unsigned arch_breakpoint_for(uint64_t addr, const uint8_t *code, size_t avail,
+                                           uint8_t out[ARCH_BREAKPOINT_LEN])
+{
+    (void)addr;
+    (void)code;
+    (void)avail;
+    for (unsigned i = 0; i < ARCH_BREAKPOINT_LEN; i++)
+        out[i] = arch_breakpoint_insn[i];
+    return ARCH_BREAKPOINT_LEN;
+}
+#endif
 /* PC of the breakpoint that made a thread stop with this PC. */
 uint64_t arch_breakpoint_addr_from_pc(uint64_t pc);
 
@@ -155,8 +190,9 @@ void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
  *   DISPLACE_EMULATE: set the PC to new_pc (an instruction with no effect but
  *                     the PC, e.g. endbr64 or nop, or a direct jmp);
  *   DISPLACE_OUT_OF_LINE: copy slot_bytes[0..slot_len) to slot_addr and set the
- *                     PC to slot_addr; the copy ends by jumping back to the
- *                     instruction after the original one;
+ *                     PC to slot_addr + slot_entry (arm: 1 enters Thumb code);
+ *                     the copy ends by jumping back to the instruction after
+ *                     the original one;
  *   DISPLACE_UNSUPPORTED: the caller must stop all threads, remove the
  *                     breakpoint, single-step, and reinsert it.
  * slot_addr is the scratch slot reserved for this breakpoint in the target. */
@@ -171,6 +207,7 @@ struct displace_plan {
     uint64_t new_pc;                       /* DISPLACE_EMULATE */
     uint8_t slot_bytes[ARCH_DISPLACE_SLOT_MAX];
     unsigned slot_len;                     /* DISPLACE_OUT_OF_LINE */
+    unsigned slot_entry;                   /* DISPLACE_OUT_OF_LINE: pc = slot + this */
 };
 
 struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,

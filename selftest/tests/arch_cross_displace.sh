@@ -3,10 +3,13 @@
 # a64_displace_check and arm_displace_check (selftest/cross/, built by
 # `make cross`) run every instruction class once in place and once as
 # arch_displace planned it (emulated, or copied to a near and, on aarch64,
-# a far slot) and compare the registers and flags.
+# a far slot) and compare the registers and flags.  thumb_displace_check
+# does the same for Thumb instructions assembled here by llvm-mc from
+# data/thumb_cases.txt (their bytes and lengths are llvm-objdump's, after
+# ld.lld resolved the branches).
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
-for tool in qemu-aarch64 qemu-arm; do
+for tool in qemu-aarch64 qemu-arm llvm-mc llvm-objdump ld.lld; do
     command -v $tool >/dev/null || { echo "$tool is not installed (make deps)"; exit 77; }
 done
 for a in aarch64 arm; do
@@ -16,4 +19,33 @@ done
 fail=0
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$MT_ROOT/build-aarch64/cross/a64_displace_check" || fail=1
 qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/arm_displace_check" || fail=1
+
+# One object per case: the instruction at 0x400 + OFFSET, its labels
+# around it where thumb_displace_check puts its targets.
+thumb_cases() {
+    local off flags expect asm head line s="$MT_TMP/thumb_case.s" o="$MT_TMP/thumb_case.o"
+    while IFS= read -r line; do
+        case "$line" in '#'* | '') continue ;; esac
+        head=${line%% ;*}
+        asm=${line#*; }
+        read -r off flags expect <<<"$head"
+        printf '%s\n' .syntax\ unified .thumb .text '.org 0x300' 'before: .word 0' \
+            ".org 0x400 + $off" "$asm" '.org 0x440' 'near: nop' '.org 0x500' 'far: nop' \
+            '.org 0x580' .arm 'armfar: nop' .thumb '.org 0x600' 'lit: .word 0' >"$s"
+        # Linked, so that bl/blx to the labels are resolved as a linker would.
+        llvm-mc -triple=thumbv7-linux-gnueabihf -mattr=+vfp3 -filetype=obj -o "$o.o" "$s" &&
+            ld.lld -Ttext=0 -e 0 -o "$o" "$o.o" 2>/dev/null ||
+            { echo "FAIL: llvm-mc/ld.lld cannot assemble: $asm" >&2; return 1; }
+        local bytes
+        bytes=$(llvm-objdump -d --triple=thumbv7 --start-address=$((0x400 + off)) \
+            --stop-address=$((0x401 + off)) "$o" |
+            awk '/^ *4[0-9a-f]+:/ { for (i = 2; i <= 5 && $i ~ /^[0-9a-f][0-9a-f]$/; i++)
+                                        printf "%s ", $i; exit }')
+        [ -n "$bytes" ] || { echo "FAIL: llvm-objdump shows no instruction for: $asm" >&2; return 1; }
+        echo "$off $flags $expect $bytes# $asm"
+    done <"$MT_ROOT/selftest/tests/data/thumb_cases.txt"
+}
+cases=$(thumb_cases) || fail=1
+qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/thumb_displace_check" <<<"$cases" ||
+    fail=1
 exit $fail

@@ -64,7 +64,7 @@ uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
     unsigned depth = t->opts.depth < MAX_DEPTH ? t->opts.depth : MAX_DEPTH;
     int n = unwind_stack_at_entry(&ur, &mem, &lookup, pcs, (int)depth);
     if (n < 1) {
-        pcs[0] = arch_pc(regs);
+        pcs[0] = ARCH_CODE_ADDR(arch_pc(regs));
         n = 1;
     }
     return stack_table_intern(t->stacks, pcs, (unsigned)n);
