@@ -7,10 +7,12 @@
  *
  *   snapshot_replay [--exidx-ok] SNAPSHOT.txt...
  *
- * Runs on the target CPU (under qemu-user here).  --exidx-ok (arm): when
- * memtrace stops early, it is accepted only if every frame so far matched
- * and the last one lies in a module with no .eh_frame/.debug_frame row for
- * it (ARM EHABI tables are not read: gdb reads them, memtrace does not).
+ * Runs on the target CPU (under qemu-user here).  Frames without CFI are
+ * unwound with the modules' ARM EHABI tables, as capture.c does.
+ * --exidx-ok: when memtrace stops early, it is accepted only if every frame
+ * so far matched and the last one lies in a module with no
+ * .eh_frame/.debug_frame row for it (from before exidx was read; the
+ * tests no longer pass it).
  * Exit 0 when every snapshot matched, 1 otherwise. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -200,6 +202,21 @@ static struct cfi_table *find_cfi(void *ctx, uint64_t pc, uint64_t *bias)
     return module_cfi(mm, m);
 }
 
+static struct exidx_table *find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
+{
+    struct module_map *mm = ctx;
+    struct module *m = module_find(mm, pc);
+    if (!m)
+        return NULL;
+    *bias = m->bias;
+    return module_exidx(mm, m);
+}
+
+static size_t func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)
+{
+    return module_func_code(ctx, pc, start, code, max);
+}
+
 static bool has_cfi_row(struct module_map *mm, uint64_t pc)
 {
     uint64_t bias;
@@ -251,7 +268,7 @@ static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_o
     bool ok = load(path, s, &mm) == 0;
     if (ok) {
         struct unwind_memory mem = {read_mem, s};
-        struct unwind_lookup lookup = {find_cfi, &mm};
+        struct unwind_lookup lookup = {find_cfi, &mm, find_exidx, func_code};
         uint64_t pcs[MAX_FRAMES];
         /* As capture_stack does: every snapshot is at a function's entry. */
         int n = unwind_stack_at_entry(&s->regs, &mem, &lookup, pcs, MAX_FRAMES);
