@@ -50,9 +50,18 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PTR_SIZE 8
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 4       /* brk #0 */
-/* Pointer authentication (PAC) bits in a saved return address are not
- * stripped: the unwinder sees them only in code built with
- * -mbranch-protection on a CPU that has PAC, and then stops there. */
+/* Pointer authentication (PAC): a return address saved by code built with
+ * -mbranch-protection (paciasp) carries a signature in its high bits.  The
+ * unwinder strips it with xpaclri, which runs here on the target's own
+ * kernel and CPU (the same virtual address size, so the same PAC field)
+ * and is a nop on a CPU without PAC, where there is nothing to strip. */
+static inline uint64_t arch_strip_pac(uint64_t ra)
+{
+    register uint64_t lr __asm__("x30") = ra;
+    __asm__("hint #7" : "+r"(lr));   /* xpaclri */
+    return lr;
+}
+#define ARCH_RA_TO_PC(ra) arch_strip_pac(ra)
 typedef struct user_pt_regs arch_user_regs;
 #elif defined(__arm__)
 #include <sys/user.h>   /* not asm/ptrace.h: its PTRACE_* macros break sys/ptrace.h */

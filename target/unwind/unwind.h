@@ -6,9 +6,9 @@
  * Memory is read only through unwind_memory (a stack window copied once
  * per stop is enough for ordinary and signal frames).  On arm, a pc that
  * no CFI covers is unwound with the module's EHABI tables (exidx.h),
- * signal frames included (glibc's restorer pops the whole context).  Not
- * done here: stripping aarch64 pointer-authentication bits (rows say
- * ra_mangled), frame-pointer fallback without CFI. */
+ * signal frames included (glibc's restorer pops the whole context).  On
+ * aarch64 return addresses lose their pointer-authentication bits
+ * (ARCH_RA_TO_PC).  Not done here: frame-pointer fallback without CFI. */
 #ifndef MT_UNWIND_UNWIND_H
 #define MT_UNWIND_UNWIND_H
 
