@@ -62,6 +62,10 @@ static inline uint64_t arch_strip_pac(uint64_t ra)
     return lr;
 }
 #define ARCH_RA_TO_PC(ra) arch_strip_pac(ra)
+/* Debian's arm64 vDSO has no CFI for its sigreturn trampoline: the
+ * unwinder recognises it by its code (arch_sigtramp_frame). */
+#define ARCH_HAS_SIGTRAMP 1
+#define ARCH_SIGTRAMP_CODE_LEN 8
 typedef struct user_pt_regs arch_user_regs;
 #elif defined(__arm__)
 #include <sys/user.h>   /* not asm/ptrace.h: its PTRACE_* macros break sys/ptrace.h */
@@ -83,6 +87,9 @@ typedef struct user_pt_regs arch_user_regs;
 /* Injected code (the system call gadget) is ARM-state code: word aligned. */
 #define ARCH_INJECT_ADDR(pc) ((pc) & ~(uint64_t)3)
 #define ARCH_HAS_BREAKPOINT_FOR 1
+/* Where no CFI covers a pc, the unwinder reads the EHABI tables
+ * (target/unwind/exidx.h) and Thumb prologues. */
+#define ARCH_UNWIND_EXIDX 1
 /* Thumb-state breakpoints, for a function whose symbol has bit 0 set: the
  * 16-bit udf the kernel treats as a breakpoint over a 16-bit instruction,
  * and its 32-bit Thumb-2 form over a 32-bit one (so the trap covers the
@@ -190,6 +197,14 @@ void arch_emulate_return(struct arch_regs *regs, uint64_t ret_addr);
 
 /* Registers in DWARF numbering, for the unwinder. */
 void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
+
+#ifdef ARCH_HAS_SIGTRAMP
+/* Is code[0..ARCH_SIGTRAMP_CODE_LEN), the instructions at a frame's pc,
+ * the kernel's signal return trampoline?  Then off[n] is where, from the
+ * frame's sp, the interrupted thread's DWARF register n was saved (the
+ * kernel's rt_sigframe), or -1. */
+bool arch_sigtramp_frame(const uint8_t *code, int64_t off[ARCH_DWARF_NREGS]);
+#endif
 
 /* Displaced execution of the instruction a breakpoint covers, so that the
  * breakpoint stays in place while other threads run.

@@ -16,7 +16,7 @@ static bool reg_known(const struct unwind_regs *r, uint32_t n)
     return n < ARCH_DWARF_NREGS && (r->valid & (1ull << n));
 }
 
-#if defined(__arm__)
+#ifdef ARCH_UNWIND_EXIDX
 static int exidx_run(struct unwind_regs *regs, const uint8_t *ops, size_t n, bool big_endian,
                      const struct unwind_memory *mem, uint64_t *cfa_out, bool *signal_frame)
 {
@@ -110,6 +110,39 @@ static int exidx_step(struct unwind_regs *regs, uint64_t probe, bool pc_is_exact
 }
 #endif
 
+#ifdef ARCH_HAS_SIGTRAMP
+/* The kernel's signal return trampoline, known by its code where no CFI
+ * describes it: the interrupted registers come back from the signal frame,
+ * and the pc found there is exact. */
+static int sigtramp_step(struct unwind_regs *regs, const struct unwind_memory *mem,
+                         uint64_t *cfa_out, bool *signal_frame)
+{
+    uint8_t code[ARCH_SIGTRAMP_CODE_LEN];
+    int64_t off[ARCH_DWARF_NREGS];
+    if (!reg_known(regs, ARCH_DWARF_SP) ||
+        mem->read(mem->ctx, regs->r[UNWIND_DWARF_PC], code, sizeof(code)) != 0 ||
+        !arch_sigtramp_frame(code, off))
+        return -1;
+    uint64_t sp = regs->r[ARCH_DWARF_SP];
+    struct unwind_regs next = {.valid = 0};
+    for (unsigned i = 0; i < ARCH_DWARF_NREGS; i++) {
+        if (off[i] < 0)
+            continue;
+        uint64_t v = 0;
+        if (mem->read(mem->ctx, sp + (uint64_t)off[i], &v, ARCH_PTR_SIZE) != 0)
+            return -1;
+        next.r[i] = v;
+        next.valid |= 1ull << i;
+    }
+    if (!reg_known(&next, UNWIND_DWARF_PC))
+        return -1;
+    *regs = next;
+    *cfa_out = sp;
+    *signal_frame = true;
+    return 0;
+}
+#endif
+
 int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_memory *mem,
                 const struct unwind_lookup *lookup, uint64_t *cfa_out, bool *signal_frame)
 {
@@ -124,7 +157,11 @@ int unwind_step(struct unwind_regs *regs, bool pc_is_exact, const struct unwind_
     /* Owned by the table and valid until its next lookup: no copy. */
     const struct cfi_row *row = table ? cfi_lookup(table, probe - bias) : NULL;
     if (!row) {
-#if defined(__arm__)
+#ifdef ARCH_HAS_SIGTRAMP
+        if (sigtramp_step(regs, mem, cfa_out, signal_frame) == 0)
+            return 0;
+#endif
+#ifdef ARCH_UNWIND_EXIDX
         return exidx_step(regs, probe, pc_is_exact, mem, lookup, cfa_out, signal_frame);
 #else
         return -1;
