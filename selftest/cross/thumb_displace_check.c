@@ -9,7 +9,10 @@
  * OFFSET is where the instruction sits past the code base C (0 or 2: both
  * halves of a word, since Thumb literal addresses are word aligned), FLAGS
  * the APSR before it, EXPECT "run" (must be displaced and give the same
- * result) or "refuse" (must be refused), HEX its bytes (2 or 4).
+ * result), "refuse" (must be refused), "plan" (a function's first
+ * instruction: the trap and the plan must cover exactly its bytes, and a
+ * refusal is counted) or "must" (the same, and it must not be refused: the
+ * functions memtrace intercepts), HEX its bytes (2 or 4).
  *
  * The page: C = page + 0x400; the instruction at C + OFFSET, then
  * "bx r8" (r8 holds the harness's return point); Thumb branch targets at
@@ -103,7 +106,7 @@ int main(void)
         return 1;
     }
     uint32_t C = (uint32_t)(uintptr_t)a + CODE, S = (uint32_t)(uintptr_t)slot + 64;
-    int bad = 0, runs = 0, refused = 0, lines = 0;
+    int bad = 0, runs = 0, refused = 0, lines = 0, planned = 0, plan_refused = 0;
     char line[512];
     while (fgets(line, sizeof(line), stdin)) {
         unsigned off, flags;
@@ -136,10 +139,23 @@ int main(void)
         unsigned bplen = arch_breakpoint_for((C + off) | 1u, insn, len, bkpt);
         struct displace_plan pl = arch_displace(insn, len, (C + off) | 1u, S);
         bool want_refuse = strcmp(expect, "refuse") == 0;
+        bool plan_only = strcmp(expect, "plan") == 0, must = strcmp(expect, "must") == 0;
         if (len < 2 || bplen != len || (pl.kind != DISPLACE_UNSUPPORTED && pl.insn_len != len)) {
             printf("FAIL %-44s off %u: %u bytes, trap %u, planned length %u\n", what, off, len,
                    bplen, pl.insn_len);
             bad++;
+            continue;
+        }
+        if (plan_only || must) {
+            planned++;
+            if (pl.kind == DISPLACE_UNSUPPORTED) {
+                plan_refused++;
+                printf("note %-44s refused (%s)\n", what, line);
+            }
+            if (must && pl.kind == DISPLACE_UNSUPPORTED) {
+                printf("FAIL %-44s refused\n", what);
+                bad++;
+            }
             continue;
         }
         if (want_refuse || pl.kind == DISPLACE_UNSUPPORTED) {
@@ -180,8 +196,9 @@ int main(void)
                 printf("     flags: in place 0x%x, displaced 0x%x\n", want.flags, got.flags);
         }
     }
-    printf("thumb: %d cases, %d displaced runs, %d refused as expected, %d wrong\n", lines, runs,
-           refused, bad);
+    printf("thumb: %d cases, %d displaced runs, %d refused as expected, %d function entries "
+           "planned (%d refused), %d wrong\n",
+           lines, runs, refused, planned, plan_refused, bad);
     return bad || lines == 0 ? 1 : 0;
 }
 #else

@@ -46,6 +46,42 @@ thumb_cases() {
     done <"$MT_ROOT/selftest/tests/data/thumb_cases.txt"
 }
 cases=$(thumb_cases) || fail=1
+
+# Every exported Thumb function of the armhf libc: its first instruction as
+# llvm-objdump decodes it; trap and plan must cover exactly those bytes,
+# and the allocation functions memtrace intercepts must not be refused.
+libc=/usr/arm-linux-gnueabihf/lib/libc.so.6
+must="malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc pvalloc mmap mmap64 munmap mremap"
+entries() {
+    python3 - "$libc" "$must" <<'PY'
+import re, subprocess, sys
+libc, must = sys.argv[1], sys.argv[2].split()
+odd = {}
+for l in subprocess.run(['readelf', '-Ws', '--dyn-syms', libc], capture_output=True,
+                        text=True, check=True).stdout.splitlines():
+    f = l.split()
+    if len(f) >= 8 and f[3] == 'FUNC' and f[6] != 'UND' and int(f[1], 16) % 2:
+        odd.setdefault(int(f[1], 16) - 1, f[7].split('@')[0])
+dis = subprocess.run(['llvm-objdump', '-d', '--triple=thumbv7', libc], capture_output=True,
+                     text=True, check=True).stdout.splitlines()
+seen = set()
+for i, l in enumerate(dis):
+    if not re.match(r'^[0-9a-f]+ <[^>]+>:$', l) or i + 1 >= len(dis):
+        continue
+    m = re.match(r'^ *([0-9a-f]+):((?: [0-9a-f]{2})+)', dis[i + 1].replace('\t', ' '))
+    if not m:
+        continue
+    addr = int(m.group(1), 16)
+    if addr not in odd or addr in seen:
+        continue
+    seen.add(addr)
+    b = m.group(2).split()[:4]
+    name = odd[addr]
+    print(addr % 4, 0, 'must' if name in must else 'plan', ' '.join(b), '#', name)
+PY
+}
+[ -f "$libc" ] || { echo "no armhf libc ($libc)"; exit 77; }
+cases+=$'\n'$(entries) || fail=1
 qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/thumb_displace_check" <<<"$cases" ||
     fail=1
 exit $fail
