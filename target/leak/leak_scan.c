@@ -326,6 +326,23 @@ static void drain(struct scan *s)
     }
 }
 
+static int cmp_seq(const void *a, const void *b, void *ctx)
+{
+    const struct heap_block *blocks = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t sx = blocks[x].seq, sy = blocks[y].seq;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Indices idx[0..n) by allocation order, then address (the blocks come
+ * sorted by address). */
+static void sort_by_seq(const struct heap_block *blocks, uint32_t *idx, size_t n)
+{
+    qsort_r(idx, n, sizeof(*idx), cmp_seq, (void *)(uintptr_t)blocks);
+}
+
 void leak_scan_run(const struct leak_scan_input *in, struct leak_scan_result *res)
 {
     memset(res, 0, sizeof(*res));
@@ -352,16 +369,27 @@ void leak_scan_run(const struct leak_scan_input *in, struct leak_scan_result *re
     scan_roots(&s);
     drain(&s);
 
-    /* Lost blocks, lowest address first: each still unclaimed one leads a
-     * clique of what it reaches. */
+    /* Lost blocks, oldest allocation first (then lowest address): each
+     * still unclaimed one leads a clique of what it reaches.  Memcheck goes
+     * by address in its own allocator, which hands out fresh memory in
+     * allocation order, so in a lost cycle the block allocated first is the
+     * definitely lost one. */
     s.clique = true;
-    for (size_t i = 0; i < s.n; i++) {
+    size_t nlost = 0;
+    uint32_t *order = xreallocarray(NULL, s.n, sizeof(*order));
+    for (size_t i = 0; i < s.n; i++)
+        if (s.state[i] == ST_UNREACHED)
+            order[nlost++] = (uint32_t)i;
+    sort_by_seq(in->blocks, order, nlost);
+    for (size_t k = 0; k < nlost; k++) {
+        size_t i = order[k];
         if (s.state[i] != ST_UNREACHED)
             continue;
         s.leader = i;
         todo_push(&s, i);
         drain(&s);
     }
+    free(order);
 
     static const enum leak_kind final_kind[] = {
         [ST_UNREACHED] = LEAK_DEFINITE, [ST_INDIRECT] = LEAK_INDIRECT,

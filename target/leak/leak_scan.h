@@ -9,9 +9,12 @@
  *     chain has an interior pointer (or passes a possibly lost block);
  *   - indirectly lost: not reached from the roots, but from a lost block;
  *   - definitely lost: the rest (the heads of the lost structures).  Lost
- *     blocks are visited in address order and each one not yet claimed
- *     claims what it reaches, so in a lost cycle the lowest block is the
- *     definitely lost one, exactly as memcheck does.
+ *     blocks are visited in allocation order (heap_block.seq, then address)
+ *     and each one claims every block it reaches that no earlier one
+ *     claimed, and earlier leaders too: memcheck visits them in address
+ *     order in its own allocator, which hands out memory in allocation
+ *     order, so in a lost cycle the block allocated first is the definitely
+ *     lost one, as memcheck mostly reports.
  * Memory is read through a callback in large batches, so the same core runs
  * on a fake image (unit test) and on a stopped process (process_vm_readv). */
 #ifndef MT_LEAK_LEAK_SCAN_H

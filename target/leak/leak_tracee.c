@@ -234,7 +234,8 @@ static char *read_maps_text(pid_t pid, size_t *len)
     return buf;
 }
 
-void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, struct leak_run *out)
+void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid_t entry_tid,
+                      struct leak_run *out)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -266,7 +267,9 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, str
                 words[nwords++] = w;
             }
         }
-        sps[nsps++] = arch_sp(&regs);
+        /* leak_roots_from_maps takes the red zone off every stack
+         * pointer: at a function's entry there is none. */
+        sps[nsps++] = arch_sp(&regs) + (th->tid == entry_tid ? ARCH_STACK_REDZONE : 0);
         out->threads++;
     }
     for (size_t k = dead ? dead->n : 0; k-- > 0;)

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Runs generated leak programs under memcheck, LeakSanitizer and memtrace -a
+and compares the leak figures.
+
+oracle.py --memtrace BIN --out DIR [--seeds A-B] [--scenarios N] [--opts 0,1,2]
+          [--jobs 2] [--budget SECONDS] [--attach]
+
+For each seed: gen.py writes a program of N scenarios, compiled once per -O
+level (plain, and with -fsanitize=leak); each (seed, scenario, level) is one
+program of the corpus.  Rules:
+  - memcheck (valgrind --leak-check=full) and LSan agree when their lost
+    totals are equal: memcheck's definitely + indirectly lost bytes and
+    blocks against LSan's direct + indirect leaks (LSan has no "possibly
+    lost": memcheck's possibly lost blocks are reachable for it).  Programs
+    where they disagree are recorded and not counted.
+  - where they agree, memtrace's definitely lost bytes and blocks must equal
+    memcheck's (a failure), and its indirectly and possibly lost figures are
+    compared (a rate; every difference is listed).
+--attach instead starts each program, attaches memtrace -p while the
+program waits mid-run, scans, and counts leaks that memcheck sees at exit
+but the attached scan misses (measurement, never a failure).
+The last line is "N passed, N failed"."""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, **kw)
+
+
+def memcheck(prog, k):
+    r = sh(['valgrind', '--leak-check=full', '--run-libc-freeres=no',
+            '--run-cxx-freeres=no', prog, str(k)], timeout=120)
+    t = r.stderr
+    i = t.find('LEAK SUMMARY')
+    if i < 0:
+        if 'All heap blocks were freed' in t:
+            return [0] * 8
+        raise RuntimeError('memcheck: no LEAK SUMMARY\n' + t[-2000:])
+    t = t[i:]
+    out = []
+    for label in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable'):
+        m = re.search(label + r': ([\d,]+) bytes in ([\d,]+) blocks', t)
+        out += [int(m.group(1).replace(',', '')), int(m.group(2).replace(',', ''))] if m else [0, 0]
+    return out
+
+
+def lsan(prog, k):
+    env = dict(os.environ)
+    env['LSAN_OPTIONS'] = 'exitcode=0:report_objects=0'
+    r = sh([prog, str(k)], env=env, timeout=120)
+    direct = [0, 0]
+    indirect = [0, 0]
+    for m in re.finditer(r'(Direct|Indirect) leak of (\d+) byte\(s\) in (\d+) object', r.stderr):
+        d = direct if m.group(1) == 'Direct' else indirect
+        d[0] += int(m.group(2))
+        d[1] += int(m.group(3))
+    if 'ERROR: LeakSanitizer' in r.stderr and 'detected memory leaks' not in r.stderr:
+        raise RuntimeError('lsan failed\n' + r.stderr[-2000:])
+    return direct + indirect
+
+
+def memtrace(mt, prog, k, tmp):
+    out = os.path.join(tmp, 'mt-%s-%d.json' % (os.path.basename(prog), k))
+    r = sh([mt, '-q', '-a', '-j', '-o', out, prog, str(k)], timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError('memtrace failed (%d)\n%s' % (r.returncode, r.stderr[-2000:]))
+    with open(out) as f:
+        l = json.load(f)['leaks']
+    os.unlink(out)
+    return [l[x] for x in ('definitely_lost_bytes', 'definitely_lost_blocks',
+                           'indirectly_lost_bytes', 'indirectly_lost_blocks',
+                           'possibly_lost_bytes', 'possibly_lost_blocks',
+                           'reachable_bytes', 'reachable_blocks')]
+
+
+def memtrace_attached(mt, prog, k, tmp):
+    """Starts prog K with a pause before main's return, attaches, scans."""
+    env = dict(os.environ)
+    env['LEAKGEN_PAUSE'] = '1'
+    p = subprocess.Popen([prog, str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=env, text=True)
+    try:
+        line = p.stdout.readline()   # "ready": every block made
+        if not line.startswith('ready'):
+            raise RuntimeError('attach: program did not get ready')
+        out = os.path.join(tmp, 'mta-%s-%d.json' % (os.path.basename(prog), k))
+        r = sh([mt, '-q', '-p', str(p.pid), '-j', '-o', out], input='scan\nquit\n', timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError('memtrace -p failed (%d)\n%s' % (r.returncode, r.stderr[-2000:]))
+        return r.stdout
+    finally:
+        p.kill()
+        p.wait()
+
+
+def generate(seed, scenarios, tmp):
+    src = os.path.join(tmp, 'g%d.c' % seed)
+    if not os.path.exists(src):
+        with open(src + '.tmp', 'w') as f:
+            subprocess.run([sys.executable, os.path.join(HERE, 'gen.py'), str(seed),
+                            str(scenarios)], stdout=f, check=True)
+        os.rename(src + '.tmp', src)
+
+
+def build(seed, scenarios, opt, tmp):
+    src = os.path.join(tmp, 'g%d.c' % seed)
+    plain = os.path.join(tmp, 'g%d-O%s' % (seed, opt))
+    sanit = plain + '-lsan'
+    for exe, extra in ((plain, []), (sanit, ['-fsanitize=leak'])):
+        if not os.path.exists(exe):
+            subprocess.run(['gcc', '-std=gnu11', '-g', '-O%s' % opt, '-pthread'] + extra +
+                           ['-o', exe, src], check=True)
+    return plain, sanit
+
+
+def one(mt, plain, sanit, k, tmp):
+    # The oracles' figures depend only on the program: kept next to it, so a
+    # second run over the same folder (before/after a change) reruns memtrace.
+    cache = os.path.join(tmp, 'oracles-%s-%d.json' % (os.path.basename(plain), k))
+    if os.path.exists(cache):
+        with open(cache) as f:
+            vg, ls = json.load(f)
+    else:
+        vg = memcheck(plain, k)
+        ls = lsan(sanit, k)
+        with open(cache, 'w') as f:
+            json.dump([vg, ls], f)
+    mtr = memtrace(mt, plain, k, tmp)
+    return vg, ls, mtr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--memtrace', required=True)
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--seeds', default='1-4')
+    ap.add_argument('--scenarios', type=int, default=25)
+    ap.add_argument('--opts', default='0,1,2')
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--json', help='write every result here')
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    lo, _, hi = a.seeds.partition('-')
+    seeds = range(int(lo), int(hi or lo) + 1)
+    opts = a.opts.split(',')
+    t0 = time.time()
+    for s in seeds:
+        generate(s, a.scenarios, a.out)
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        builds = {(s, o): ex.submit(build, s, a.scenarios, o, a.out) for s in seeds for o in opts}
+        jobs = {}
+        for (s, o), fut in builds.items():
+            plain, sanit = fut.result()
+            for k in range(a.scenarios):
+                jobs[(s, o, k)] = ex.submit(one, a.memtrace, plain, sanit, k, a.out)
+        results = {}
+        for key, fut in jobs.items():
+            try:
+                results[key] = fut.result()
+            except Exception as e:   # noqa: BLE001 (reported as a failure below)
+                results[key] = e
+    counted = disagree = failed = errors = 0
+    ind_ok = pos_ok = 0
+    rows = []
+    for (s, o, k), r in sorted(results.items()):
+        name = 'seed %d -O%s scenario %d' % (s, o, k)
+        if isinstance(r, Exception):
+            errors += 1
+            print('ERROR %s: %s' % (name, str(r).splitlines()[0]))
+            rows.append({'seed': s, 'opt': o, 'k': k, 'error': str(r)})
+            continue
+        vg, ls, mtr = r
+        rows.append({'seed': s, 'opt': o, 'k': k, 'memcheck': vg, 'lsan': ls, 'memtrace': mtr})
+        vg_lost = [vg[0] + vg[2], vg[1] + vg[3]]
+        ls_lost = [ls[0] + ls[2], ls[1] + ls[3]]
+        if vg_lost != ls_lost:
+            disagree += 1
+            print('UNCOUNTED %s: memcheck lost %d B in %d, LSan %d B in %d' %
+                  (name, vg_lost[0], vg_lost[1], ls_lost[0], ls_lost[1]))
+            continue
+        counted += 1
+        if vg[0:2] != mtr[0:2]:
+            failed += 1
+            print('FAIL %s: definitely lost memcheck %d B in %d, memtrace %d B in %d '
+                  '(memcheck %s, memtrace %s)' % (name, vg[0], vg[1], mtr[0], mtr[1], vg, mtr))
+        if vg[2:4] == mtr[2:4]:
+            ind_ok += 1
+        else:
+            print('DIFF indirect %s: memcheck %s memtrace %s' % (name, vg, mtr))
+        if vg[4:6] == mtr[4:6]:
+            pos_ok += 1
+        else:
+            print('DIFF possible %s: memcheck %s memtrace %s' % (name, vg, mtr))
+    total = len(results)
+    print('corpus %d programs (%d seeds x %d -O levels x %d scenarios), %.0f s' %
+          (total, len(seeds), len(opts), a.scenarios, time.time() - t0))
+    print('memcheck and LSan agree on %d, disagree on %d (uncounted), errors %d' %
+          (counted, disagree, errors))
+    if counted:
+        print('definitely lost equal on %d/%d (%.1f%%); indirectly %d/%d (%.1f%%); '
+              'possibly %d/%d (%.1f%%)' % (counted - failed, counted, 100.0 * (counted - failed) / counted,
+                                          ind_ok, counted, 100.0 * ind_ok / counted,
+                                          pos_ok, counted, 100.0 * pos_ok / counted))
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump(rows, f)
+    print('%d passed, %d failed' % (counted - failed, failed + errors))
+    return 1 if failed or errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
