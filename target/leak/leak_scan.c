@@ -41,6 +41,7 @@ struct scan {
     size_t ntodo, todo_cap;
     size_t leader;              /* clique pass: the lost block being expanded */
     bool clique;
+    bool allocator_words;       /* scanning the allocator's own memory */
     uint8_t *buf;
     struct leak_range *ranges;
     /* Windows of memory around recently read blocks: a list walked node by
@@ -157,12 +158,23 @@ static inline ptrdiff_t find_block(const struct scan *s, uint64_t w)
     return s->nbig ? search_run(s, s->big, 0, s->nbig, w) : -1;
 }
 
+/* w, inside block i, is where the allocator's header of the chunk after i
+ * would be: aligned like the block's start to two words, and the memory
+ * that chunk would hand out (two words further) at or past i's end. */
+static bool is_next_chunk_header(const struct scan *s, size_t i, uint64_t w)
+{
+    uint64_t two = 2ull * s->in->word_size;
+    return w != s->starts[i] && (w - s->starts[i]) % two == 0 && w + two >= s->ends[i];
+}
+
 /* A word found in the root set (prior_definite) or in a block being
  * expanded from the roots. */
 static void reach(struct scan *s, uint64_t w, bool prior_definite)
 {
     ptrdiff_t i = find_block(s, w);
     if (i < 0)
+        return;
+    if (s->allocator_words && is_next_chunk_header(s, (size_t)i, w))
         return;
     uint8_t st = s->state[i];
     if (st == ST_REACHABLE)
@@ -227,13 +239,13 @@ static void read_batch(struct scan *s, size_t n, uint64_t bytes)
     s->res->bytes_scanned += bytes;
 }
 
-static void scan_roots(struct scan *s)
+static void scan_root_ranges(struct scan *s, const struct leak_range *roots, size_t nroots)
 {
     unsigned ws = s->in->word_size;
     size_t n = 0;
     uint64_t bytes = 0;
-    for (size_t r = 0; r < s->in->nroots; r++) {
-        struct leak_range a = aligned(s->in->roots[r].addr, s->in->roots[r].len, ws);
+    for (size_t r = 0; r < nroots; r++) {
+        struct leak_range a = aligned(roots[r].addr, roots[r].len, ws);
         while (a.len) {
             uint64_t piece = a.len < LEAK_BATCH_BYTES ? a.len : LEAK_BATCH_BYTES;
             if (n == LEAK_BATCH_RANGES || bytes + piece > LEAK_BATCH_BYTES) {
@@ -252,6 +264,14 @@ static void scan_roots(struct scan *s)
         read_batch(s, n, bytes);
         scan_words(s, s->buf, bytes, true);
     }
+}
+
+static void scan_roots(struct scan *s)
+{
+    scan_root_ranges(s, s->in->roots, s->in->nroots);
+    s->allocator_words = true;
+    scan_root_ranges(s, s->in->alloc_roots, s->in->nalloc_roots);
+    s->allocator_words = false;
     for (size_t k = 0; k < s->in->nroot_words; k++)
         reach(s, s->in->root_words[k], true);
 }

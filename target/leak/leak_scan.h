@@ -55,6 +55,17 @@ struct leak_scan_input {
     const bool *uncounted;
     const struct leak_range *roots;    /* memory of the root set */
     size_t nroots;
+    /* Memory of the allocator itself (the data of the module whose malloc
+     * runs: glibc's main_arena and mp_, musl's malloc context; a static
+     * program's whole data), scanned as roots with one exception: a word
+     * that lands in a block at an offset aligned like the block
+     * (2 words) and so close to its end that it is the allocator's header
+     * of the next chunk (glibc's bins and top point to chunk headers, 2
+     * words before the memory they hand out) is not a pointer to the
+     * block.  Memcheck and LeakSanitizer never see these words: their own
+     * allocator replaces the program's. */
+    const struct leak_range *alloc_roots;
+    size_t nalloc_roots;
     const uint64_t *root_words;        /* registers of the threads */
     size_t nroot_words;
     unsigned word_size;                /* 4 or 8: the target's pointer size */

@@ -10,6 +10,8 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/heap/heap.h"
+#include "target/leak/leak_alloc.h"
+#include "target/tracer/modules.h"
 #include "target/tracer/maps.h"
 #include "target/tracer/target_mem.h"
 
@@ -290,12 +292,27 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     for (size_t k = 0; k < nroots; k++)
         out->root_bytes += roots[k].len;
 
+    /* The allocator's own memory: the modules whose malloc we intercept. */
+    size_t npaths = 0, nalloc = 0, nalloc_roots = 0;
+    const char **paths = xcalloc(t->modules->count + 1, sizeof(*paths));
+    for (size_t k = 0; k < t->modules->count; k++)
+        if (t->modules->mods[k]->intercepts_placed && t->modules->mods[k]->path)
+            paths[npaths++] = t->modules->mods[k]->path;
+    struct leak_range *alloc = maps ? leak_allocator_ranges(maps, len, paths, npaths, out->blocks,
+                                                            out->nblocks, &nalloc)
+                                    : NULL;
+    struct leak_range *alloc_roots = leak_split_roots(&roots, &nroots, alloc, nalloc, &nalloc_roots);
+    free(alloc);
+    free(paths);
+
     struct leak_scan_input in = {
         .blocks = out->blocks,
         .nblocks = out->nblocks,
         .uncounted = out->forgotten,
         .roots = roots,
         .nroots = nroots,
+        .alloc_roots = alloc_roots,
+        .nalloc_roots = nalloc_roots,
         .root_words = words,
         .nroot_words = nwords,
         .word_size = ARCH_PTR_SIZE,
@@ -305,6 +322,7 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     leak_scan_run(&in, &out->res);
     free(maps);
     free(roots);
+    free(alloc_roots);
     free(skip);
     free(sps);
     free(words);

@@ -1,0 +1,99 @@
+#include "target/leak/leak_alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/xalloc.h"
+#include "target/tracer/maps.h"
+
+struct list {
+    struct leak_range *r;
+    size_t n, cap;
+};
+
+static void push(struct list *l, uint64_t lo, uint64_t hi)
+{
+    if (hi <= lo)
+        return;
+    if (l->n && l->r[l->n - 1].addr + l->r[l->n - 1].len == lo) {
+        l->r[l->n - 1].len += hi - lo;
+        return;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->r = xreallocarray(l->r, l->cap, sizeof(*l->r));
+    }
+    l->r[l->n++] = (struct leak_range){lo, hi - lo};
+}
+
+static bool has_block(const struct heap_block *b, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t l = 0, h = n;
+    while (l < h) {
+        size_t mid = l + (h - l) / 2;
+        if (b[mid].addr < lo)
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    return l < n && b[l].addr < hi;
+}
+
+struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
+                                         const char *const *alloc_paths, size_t npaths,
+                                         const struct heap_block *blocks, size_t nblocks,
+                                         size_t *count)
+{
+    struct proc_maps maps;
+    struct list out = {0};
+    *count = 0;
+    if (proc_maps_parse(maps_text, len, &maps) < 0)
+        return NULL;
+    uint64_t file_end = 0;   /* end of the allocator file's last mapping */
+    for (size_t m = 0; m < maps.count; m++) {
+        const struct map_entry *e = &maps.entries[m];
+        bool mine = false;
+        if (e->path) {
+            for (size_t k = 0; k < npaths && !mine; k++)
+                mine = strcmp(e->path, alloc_paths[k]) == 0;
+            file_end = mine ? e->end : 0;
+        } else if (file_end && e->start == file_end) {
+            mine = true;   /* the .bss after the file's data */
+            file_end = 0;
+        }
+        if (mine || has_block(blocks, nblocks, e->start, e->end))
+            push(&out, e->start, e->end);
+    }
+    proc_maps_free(&maps);
+    *count = out.n;
+    return out.r;
+}
+
+struct leak_range *leak_split_roots(struct leak_range **roots, size_t *nroots,
+                                    const struct leak_range *alloc, size_t nalloc, size_t *nout)
+{
+    struct list keep = {0}, moved = {0};
+    size_t a = 0;
+    for (size_t i = 0; i < *nroots; i++) {
+        uint64_t lo = (*roots)[i].addr, hi = lo + (*roots)[i].len;
+        while (a < nalloc && alloc[a].addr + alloc[a].len <= lo)
+            a++;
+        /* Roots come sorted too; the allocator ranges that overlap
+         * [lo, hi) start at a. */
+        for (size_t k = a; k < nalloc && lo < hi && alloc[k].addr < hi; k++) {
+            uint64_t s = alloc[k].addr, e = alloc[k].addr + alloc[k].len;
+            if (e <= lo)
+                continue;
+            if (s > lo)
+                push(&keep, lo, s);
+            push(&moved, s > lo ? s : lo, e < hi ? e : hi);
+            lo = e < hi ? e : hi;
+        }
+        push(&keep, lo, hi);
+    }
+    free(*roots);
+    *roots = keep.r;
+    *nroots = keep.n;
+    *nout = moved.n;
+    return moved.r;
+}
