@@ -256,6 +256,8 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
         struct arch_regs regs;
         if (!th || th->state != THREAD_STOPPED || arch_get_regs(th->tid, &regs) < 0)
             continue;
+        if (th->tid == entry_tid)
+            arch_clear_dead_at_entry(&regs, 1);   /* exit(status) */
         /* The register file as words: every general register is one
          * (the layouts ptrace gives are arrays of longs on every CPU). */
         for (size_t k = 0; k < nwords_per; k++) {
