@@ -158,13 +158,13 @@ static inline ptrdiff_t find_block(const struct scan *s, uint64_t w)
     return s->nbig ? search_run(s, s->big, 0, s->nbig, w) : -1;
 }
 
-/* w, inside block i, is where the allocator's header of the chunk after i
- * would be: aligned like the block's start to two words, and the memory
- * that chunk would hand out (two words further) at or past i's end. */
-static bool is_next_chunk_header(const struct scan *s, size_t i, uint64_t w)
+/* w, inside block i but not at its start, is aligned like the block to
+ * two words: where the allocator's header of a chunk is or was (the chunk
+ * after i, or one that i has since grown over). */
+static bool is_chunk_header(const struct scan *s, size_t i, uint64_t w)
 {
     uint64_t two = 2ull * s->in->word_size;
-    return w != s->starts[i] && (w - s->starts[i]) % two == 0 && w + two >= s->ends[i];
+    return w != s->starts[i] && (w - s->starts[i]) % two == 0;
 }
 
 /* A word found in the root set (prior_definite) or in a block being
@@ -174,7 +174,7 @@ static void reach(struct scan *s, uint64_t w, bool prior_definite)
     ptrdiff_t i = find_block(s, w);
     if (i < 0)
         return;
-    if (s->allocator_words && is_next_chunk_header(s, (size_t)i, w))
+    if (s->allocator_words && is_chunk_header(s, (size_t)i, w))
         return;
     uint8_t st = s->state[i];
     if (st == ST_REACHABLE)

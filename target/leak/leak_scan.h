@@ -57,13 +57,18 @@ struct leak_scan_input {
     size_t nroots;
     /* Memory of the allocator itself (the data of the module whose malloc
      * runs: glibc's main_arena and mp_, musl's malloc context; a static
-     * program's whole data), scanned as roots with one exception: a word
-     * that lands in a block at an offset aligned like the block
-     * (2 words) and so close to its end that it is the allocator's header
-     * of the next chunk (glibc's bins and top point to chunk headers, 2
-     * words before the memory they hand out) is not a pointer to the
-     * block.  Memcheck and LeakSanitizer never see these words: their own
-     * allocator replaces the program's. */
+     * program's whole data; mappings that hold blocks), scanned as roots
+     * with one exception: a word that lands inside a block, not at its
+     * start, at an offset aligned like the block to two words, is a chunk
+     * header and no pointer.  glibc's bins, top and last_remainder point to
+     * chunk headers, 2 words before the memory a chunk hands out: the
+     * header of the chunk after a block whose size mod 16 is 1..8 lies
+     * inside the block, and last_remainder may still name a chunk that a
+     * block has since grown over (realloc in place).  Memcheck and
+     * LeakSanitizer never see these words: their own allocator replaces
+     * the program's.  The price: a real interior pointer kept in the
+     * allocator module's data (strtok's position in libc) at such an
+     * offset is not seen. */
     const struct leak_range *alloc_roots;
     size_t nalloc_roots;
     const uint64_t *root_words;        /* registers of the threads */
