@@ -148,6 +148,11 @@ def main():
     ap.add_argument('--opts', default='0,1,2')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--json', help='write every result here')
+    ap.add_argument('--min-rate', type=float, default=0.0,
+                    help='fail when indirectly or possibly lost agree on fewer %% of programs')
+    ap.add_argument('--min-counted', type=int, default=0,
+                    help='fail when the oracles agree on fewer programs (a corpus too weak '
+                         'to judge anything)')
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     lo, _, hi = a.seeds.partition('-')
@@ -214,8 +219,18 @@ def main():
     if a.json:
         with open(a.json, 'w') as f:
             json.dump(rows, f)
-    print('%d passed, %d failed' % (counted - failed, failed + errors))
-    return 1 if failed or errors else 0
+    bad = failed + errors
+    if counted < a.min_counted:
+        print('FAIL: memcheck and LSan agree on %d programs only, fewer than %d' %
+              (counted, a.min_counted))
+        bad += 1
+    for what, ok in (('indirectly', ind_ok), ('possibly', pos_ok)):
+        if counted and 100.0 * ok / counted < a.min_rate:
+            print('FAIL: %s lost equal on %.1f%% of the programs, under %.1f%%' %
+                  (what, 100.0 * ok / counted, a.min_rate))
+            bad += 1
+    print('%d passed, %d failed' % (counted - failed, bad))
+    return 1 if bad else 0
 
 
 if __name__ == '__main__':
