@@ -297,10 +297,19 @@ def main():
     out.append('typedef void (*scenario_fn)(void);\n')
     out.append('static scenario_fn const scenarios[] = {%s};\n\n' %
                ', '.join('scenario_%d' % k for k in range(count)))
+    # LEAKGEN_ATTACH set: another scenario runs first (blocks a tracer that
+    # attaches later never sees), then "ready" and a line on stdin before
+    # scenario K runs (selftest/leakgen/oracle.py --attach).
     out.append('int main(int argc, char **argv)\n{\n'
                '    int k = argc > 1 ? atoi(argv[1]) : 0;\n'
                '    if (k < 0 || k >= %d)\n        return 2;\n'
-               '    scenarios[k]();\n    return 0;\n}\n' % count)
+               '    if (getenv("LEAKGEN_ATTACH")) {\n'
+               '        char line[16];\n'
+               '        scenarios[(k + 1) %% %d]();\n'
+               '        if (write(1, "ready\\n", 6) != 6 || read(0, line, sizeof(line)) <= 0)\n'
+               '            return 3;\n'
+               '    }\n'
+               '    scenarios[k]();\n    return 0;\n}\n' % (count, count))
     sys.stdout.write(''.join(out))
 
 

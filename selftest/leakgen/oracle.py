@@ -83,24 +83,66 @@ def memtrace(mt, prog, k, tmp):
                            'reachable_bytes', 'reachable_blocks')]
 
 
-def memtrace_attached(mt, prog, k, tmp):
-    """Starts prog K with a pause before main's return, attaches, scans."""
+def memcheck_phase2(prog, k):
+    """Lost blocks and bytes (definitely + indirectly) that memcheck finds
+    among the blocks scenario K made, the program run as under --attach."""
     env = dict(os.environ)
-    env['LEAKGEN_PAUSE'] = '1'
-    p = subprocess.Popen([prog, str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         env=env, text=True)
+    env['LEAKGEN_ATTACH'] = '1'
+    r = sh(['valgrind', '--leak-check=full', '--show-leak-kinds=all', '--run-libc-freeres=no',
+            '--run-cxx-freeres=no', prog, str(k)], env=env, input='go\n', timeout=120)
+    lost = [0, 0]
+    recs = re.split(r'\n==\d+== \n', r.stderr)
+    want = ' scenario_%d (' % k
+    for rec in recs:
+        m = re.search(r'([\d,]+)(?: \([\d,]+ direct, [\d,]+ indirect\))? bytes in ([\d,]+) blocks '
+                      r'are (definitely|indirectly) lost', rec)
+        if not m or want not in rec:
+            continue
+        direct = re.search(r'\(([\d,]+) direct', rec)
+        lost[0] += int((direct.group(1) if direct else m.group(1)).replace(',', ''))
+        lost[1] += int(m.group(2).replace(',', ''))
+    return lost
+
+
+def memtrace_attached(mt, prog, k, tmp):
+    """Runs scenario K+1, attaches memtrace -p -a, runs scenario K, exits:
+    memtrace's lost blocks and bytes (definitely + indirectly), all of them
+    scenario K's (it saw no other block made)."""
+    env = dict(os.environ)
+    env['LEAKGEN_ATTACH'] = '1'
+    out = os.path.join(tmp, 'mta-%s-%d.json' % (os.path.basename(prog), k))
+    p = subprocess.Popen([prog, str(k)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env)
+    m = None
     try:
-        line = p.stdout.readline()   # "ready": every block made
-        if not line.startswith('ready'):
-            raise RuntimeError('attach: program did not get ready')
-        out = os.path.join(tmp, 'mta-%s-%d.json' % (os.path.basename(prog), k))
-        r = sh([mt, '-q', '-p', str(p.pid), '-j', '-o', out], input='scan\nquit\n', timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError('memtrace -p failed (%d)\n%s' % (r.returncode, r.stderr[-2000:]))
-        return r.stdout
+        if not p.stdout.readline().startswith(b'ready'):
+            raise RuntimeError('attach: the program did not get ready')
+        m = subprocess.Popen([mt, '-q', '-a', '-j', '-o', out, '-p', str(p.pid)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        m.stdin.write(b'status\n')
+        m.stdin.flush()
+        if not m.stdout.readline():      # the console answers: attached
+            raise RuntimeError('attach: memtrace gave no status')
+        p.stdin.write(b'go\n')
+        p.stdin.flush()
+        p.wait(timeout=60)
+        m.stdin.close()
+        m.wait(timeout=60)
+        with open(out) as f:
+            l = json.load(f)['leaks']
+        os.unlink(out)
+        return [l['definitely_lost_bytes'] + l['indirectly_lost_bytes'],
+                l['definitely_lost_blocks'] + l['indirectly_lost_blocks']]
     finally:
-        p.kill()
-        p.wait()
+        for q in (p, m):
+            if q and q.poll() is None:
+                q.kill()
+                q.wait()
+
+
+def attach_one(mt, plain, k, tmp):
+    return memcheck_phase2(plain, k), memtrace_attached(mt, plain, k, tmp)
 
 
 def generate(seed, scenarios, tmp):
@@ -139,6 +181,34 @@ def one(mt, plain, sanit, k, tmp):
     return vg, ls, mtr
 
 
+def report_attach(results, secs):
+    progs = hid_progs = errors = 0
+    truth = [0, 0]
+    seen = [0, 0]
+    for (s, o, k), r in sorted(results.items()):
+        if isinstance(r, Exception):
+            errors += 1
+            print('ERROR seed %d -O%s scenario %d: %s' % (s, o, k, str(r).splitlines()[0]))
+            continue
+        vg, mt = r
+        progs += 1
+        truth[0] += vg[0]
+        truth[1] += vg[1]
+        seen[0] += min(mt[0], vg[0])
+        seen[1] += min(mt[1], vg[1])
+        if mt[1] < vg[1]:
+            hid_progs += 1
+            print('HIDDEN seed %d -O%s scenario %d: memcheck %d B in %d lost, memtrace -p %d B in %d'
+                  % (s, o, k, vg[0], vg[1], mt[0], mt[1]))
+    print('attach: %d programs, %d errors, %.0f s' % (progs, errors, secs))
+    if truth[1]:
+        print('attach: memcheck finds %d lost blocks (%d B) made after the attach; memtrace -p '
+              'finds %d (%d B): %d blocks (%.1f%%) hidden, in %d programs' %
+              (truth[1], truth[0], seen[1], seen[0], truth[1] - seen[1],
+               100.0 * (truth[1] - seen[1]) / truth[1], hid_progs))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--memtrace', required=True)
@@ -148,6 +218,8 @@ def main():
     ap.add_argument('--opts', default='0,1,2')
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--json', help='write every result here')
+    ap.add_argument('--attach', action='store_true',
+                    help='measure memtrace -p on programs attached mid-run')
     ap.add_argument('--min-rate', type=float, default=0.0,
                     help='fail when indirectly or possibly lost agree on fewer %% of programs')
     ap.add_argument('--min-counted', type=int, default=0,
@@ -167,13 +239,18 @@ def main():
         for (s, o), fut in builds.items():
             plain, sanit = fut.result()
             for k in range(a.scenarios):
-                jobs[(s, o, k)] = ex.submit(one, a.memtrace, plain, sanit, k, a.out)
+                if a.attach:
+                    jobs[(s, o, k)] = ex.submit(attach_one, a.memtrace, plain, k, a.out)
+                else:
+                    jobs[(s, o, k)] = ex.submit(one, a.memtrace, plain, sanit, k, a.out)
         results = {}
         for key, fut in jobs.items():
             try:
                 results[key] = fut.result()
             except Exception as e:   # noqa: BLE001 (reported as a failure below)
                 results[key] = e
+    if a.attach:
+        return report_attach(results, time.time() - t0)
     counted = disagree = failed = errors = 0
     ind_ok = pos_ok = 0
     rows = []

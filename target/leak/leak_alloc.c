@@ -97,3 +97,73 @@ struct leak_range *leak_split_roots(struct leak_range **roots, size_t *nroots,
     *nout = moved.n;
     return moved.r;
 }
+
+static uint64_t word_at(const uint8_t *mem, uint64_t lo, uint64_t at, unsigned ws)
+{
+    if (ws == 8) {
+        uint64_t w;
+        memcpy(&w, mem + (at - lo), 8);
+        return w;
+    }
+    uint32_t w;
+    memcpy(&w, mem + (at - lo), 4);
+    return w;
+}
+
+/* glibc: chunk = {prev_size, size | flags} then the memory; memory is
+ * aligned to 16 on every CPU memtrace supports; tcache_perthread_struct is
+ * the heap's first chunk: uint16_t counts[64], then entries[64]. */
+#define GLIBC_ALIGN 16u
+#define TCACHE_BINS 64u
+
+struct leak_range *leak_glibc_heap_roots(const uint8_t *mem, uint64_t lo, uint64_t hi,
+                                         unsigned ws, const struct heap_block *blocks,
+                                         size_t nblocks, size_t *count)
+{
+    struct list out = {0};
+    *count = 0;
+    uint64_t hdr = 2ull * ws;
+    uint64_t c = lo;
+    if ((c + hdr) % GLIBC_ALIGN)
+        c += GLIBC_ALIGN - (c + hdr) % GLIBC_ALIGN;
+    if (c + hdr > hi)
+        return NULL;
+    /* The tcache key, from any entry of the first chunk's tcache. */
+    uint64_t first_size = word_at(mem, lo, c + ws, ws) & ~7ull;
+    uint64_t tc_len = TCACHE_BINS * 2 + TCACHE_BINS * ws;
+    uint64_t key = 0;
+    if (first_size >= hdr + tc_len && c + first_size <= hi) {
+        uint64_t counts = c + hdr, entries = counts + TCACHE_BINS * 2;
+        for (unsigned i = 0; i < TCACHE_BINS && !key; i++) {
+            uint16_t n;
+            memcpy(&n, mem + (counts + 2 * i - lo), 2);
+            uint64_t e = word_at(mem, lo, entries + (uint64_t)i * ws, ws);
+            if (n && e >= lo + hdr && e + 2ull * ws <= hi)
+                key = word_at(mem, lo, e + ws, ws);
+        }
+    }
+    bool walked_one = false;
+    while (c + hdr <= hi) {
+        uint64_t size = word_at(mem, lo, c + ws, ws) & ~7ull;
+        if (size < 2 * hdr || size % GLIBC_ALIGN || size > hi - c)
+            break;   /* not a chunk: the rest stays roots, as it was */
+        uint64_t next = c + size;
+        if (next + hdr > hi)
+            break;   /* the top chunk, up to the end: free */
+        bool in_use = word_at(mem, lo, next + ws, ws) & 1;
+        if (in_use && key && word_at(mem, lo, c + hdr + ws, ws) == key)
+            in_use = false;   /* in a tcache */
+        if (in_use && !has_block(blocks, nblocks, c + hdr, next + ws))
+            push(&out, c + hdr, next + ws);
+        walked_one = true;
+        c = next;
+    }
+    if (!walked_one) {
+        free(out.r);
+        return NULL;
+    }
+    if (c + hdr <= hi && c < hi && (word_at(mem, lo, c + ws, ws) & ~7ull) != hi - c)
+        push(&out, c, hi);   /* stopped early: keep the unknown rest */
+    *count = out.n;
+    return out.r;
+}

@@ -24,4 +24,18 @@ struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
 struct leak_range *leak_split_roots(struct leak_range **roots, size_t *nroots,
                                     const struct leak_range *alloc, size_t nalloc, size_t *nout);
 
+
+/* glibc's main heap, [lo, hi) (the [heap] mapping) whose bytes are mem,
+ * walked chunk by chunk: the memory of its chunks that are in use but
+ * hold no known block (blocks made before memtrace attached), as roots.
+ * Free chunks (the next chunk's PREV_INUSE bit clear, or tcache entries:
+ * the tcache key, learnt from the tcache of the heap's first chunk, in
+ * their second word), the top chunk and the chunk headers are left out:
+ * their stale pointers keep nothing alive.  Fastbin chunks look in use and
+ * stay roots.  Returns NULL with *count 0 when the memory does not walk as
+ * glibc's heap (then the caller keeps the whole of it). */
+struct leak_range *leak_glibc_heap_roots(const uint8_t *mem, uint64_t lo, uint64_t hi,
+                                         unsigned word_size, const struct heap_block *blocks,
+                                         size_t nblocks, size_t *count);
+
 #endif

@@ -214,6 +214,52 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
 
 /* --- the scan -------------------------------------------------------------- */
 
+/* Attached to a running process, the heap outside the known blocks holds
+ * the blocks made before memtrace came, so it is a root; glibc's main heap
+ * is walked instead (leak_glibc_heap_roots), so that only chunks in use
+ * stay roots, not the stale pointers of free ones.  Heaps over this size
+ * keep the old rule (the walk reads the heap at once). */
+#define HEAP_WALK_MAX (256ull << 20)
+
+static int cmp_range(const void *a, const void *b)
+{
+    uint64_t x = ((const struct leak_range *)a)->addr, y = ((const struct leak_range *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+static void walk_glibc_heap(struct tracee *t, const char *maps, size_t len,
+                            const struct leak_run *run, struct leak_range **roots, size_t *nroots,
+                            struct leak_range **alloc_roots, size_t *nalloc_roots)
+{
+    struct proc_maps pm;
+    if (proc_maps_parse(maps, len, &pm) < 0)
+        return;
+    struct leak_range heap = {0, 0};
+    for (size_t m = 0; m < pm.count; m++)
+        if (pm.entries[m].path && strcmp(pm.entries[m].path, "[heap]") == 0)
+            heap = (struct leak_range){pm.entries[m].start, pm.entries[m].end - pm.entries[m].start};
+    proc_maps_free(&pm);
+    if (!heap.len || heap.len > HEAP_WALK_MAX)
+        return;
+    uint8_t *mem = xcalloc((size_t)heap.len, 1);
+    leak_read_process(&t->mem, &heap, 1, mem);
+    size_t nkeep = 0;
+    struct leak_range *keep = leak_glibc_heap_roots(mem, heap.addr, heap.addr + heap.len,
+                                                    ARCH_PTR_SIZE, run->blocks, run->nblocks,
+                                                    &nkeep);
+    free(mem);
+    if (!keep)
+        return;
+    size_t n1 = 0, n2 = 0;
+    free(leak_split_roots(roots, nroots, &heap, 1, &n1));
+    free(leak_split_roots(alloc_roots, nalloc_roots, &heap, 1, &n2));
+    *roots = xreallocarray(*roots, *nroots + nkeep + 1, sizeof(**roots));
+    memcpy(*roots + *nroots, keep, nkeep * sizeof(*keep));
+    *nroots += nkeep;
+    qsort(*roots, *nroots, sizeof(**roots), cmp_range);
+    free(keep);
+}
+
 static char *read_maps_text(pid_t pid, size_t *len)
 {
     char path[64];
@@ -306,6 +352,8 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     struct leak_range *alloc_roots = leak_split_roots(&roots, &nroots, alloc, nalloc, &nalloc_roots);
     free(alloc);
     free(paths);
+    if (t->attached_mode && maps)
+        walk_glibc_heap(t, maps, len, out, &roots, &nroots, &alloc_roots, &nalloc_roots);
 
     struct leak_scan_input in = {
         .blocks = out->blocks,
