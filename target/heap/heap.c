@@ -28,7 +28,7 @@ struct __attribute__((packed, aligned(4))) block_slot {
 #define FORGOTTEN (1ull << 63)
 
 /* The table grows past 80% load, so right after a doubling it is 40% full.
- * With 16-byte slots a live block costs 20-40 bytes, and at most 48 while
+ * With 20-byte slots a live block costs 25-50 bytes, and at most 60 while
  * the old table and the new one both exist during a growth (the peak). */
 #define LOAD_NUM 4
 #define LOAD_DEN 5
