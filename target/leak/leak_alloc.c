@@ -6,12 +6,7 @@
 #include "shared/xalloc.h"
 #include "target/tracer/maps.h"
 
-struct list {
-    struct leak_range *r;
-    size_t n, cap;
-};
-
-static void push(struct list *l, uint64_t lo, uint64_t hi)
+void leak_ranges_push(struct leak_ranges *l, uint64_t lo, uint64_t hi)
 {
     if (hi <= lo)
         return;
@@ -26,17 +21,23 @@ static void push(struct list *l, uint64_t lo, uint64_t hi)
     l->r[l->n++] = (struct leak_range){lo, hi - lo};
 }
 
+size_t leak_first_block_from(const struct heap_block *b, size_t n, uint64_t a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].addr < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static bool has_block(const struct heap_block *b, size_t n, uint64_t lo, uint64_t hi)
 {
-    size_t l = 0, h = n;
-    while (l < h) {
-        size_t mid = l + (h - l) / 2;
-        if (b[mid].addr < lo)
-            l = mid + 1;
-        else
-            h = mid;
-    }
-    return l < n && b[l].addr < hi;
+    size_t i = leak_first_block_from(b, n, lo);
+    return i < n && b[i].addr < hi;
 }
 
 struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
@@ -45,7 +46,7 @@ struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
                                          size_t *count)
 {
     struct proc_maps maps;
-    struct list out = {0};
+    struct leak_ranges out = {0};
     *count = 0;
     if (proc_maps_parse(maps_text, len, &maps) < 0)
         return NULL;
@@ -62,7 +63,7 @@ struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
             file_end = 0;
         }
         if (mine || has_block(blocks, nblocks, e->start, e->end))
-            push(&out, e->start, e->end);
+            leak_ranges_push(&out, e->start, e->end);
     }
     proc_maps_free(&maps);
     *count = out.n;
@@ -72,7 +73,7 @@ struct leak_range *leak_allocator_ranges(const char *maps_text, size_t len,
 struct leak_range *leak_split_roots(struct leak_range **roots, size_t *nroots,
                                     const struct leak_range *alloc, size_t nalloc, size_t *nout)
 {
-    struct list keep = {0}, moved = {0};
+    struct leak_ranges keep = {0}, moved = {0};
     size_t a = 0;
     for (size_t i = 0; i < *nroots; i++) {
         uint64_t lo = (*roots)[i].addr, hi = lo + (*roots)[i].len;
@@ -85,11 +86,11 @@ struct leak_range *leak_split_roots(struct leak_range **roots, size_t *nroots,
             if (e <= lo)
                 continue;
             if (s > lo)
-                push(&keep, lo, s);
-            push(&moved, s > lo ? s : lo, e < hi ? e : hi);
+                leak_ranges_push(&keep, lo, s);
+            leak_ranges_push(&moved, s > lo ? s : lo, e < hi ? e : hi);
             lo = e < hi ? e : hi;
         }
-        push(&keep, lo, hi);
+        leak_ranges_push(&keep, lo, hi);
     }
     free(*roots);
     *roots = keep.r;
@@ -120,7 +121,7 @@ struct leak_range *leak_glibc_heap_roots(const uint8_t *mem, uint64_t lo, uint64
                                          unsigned ws, const struct heap_block *blocks,
                                          size_t nblocks, size_t *count)
 {
-    struct list out = {0};
+    struct leak_ranges out = {0};
     *count = 0;
     uint64_t hdr = 2ull * ws;
     uint64_t c = lo;
@@ -154,7 +155,7 @@ struct leak_range *leak_glibc_heap_roots(const uint8_t *mem, uint64_t lo, uint64
         if (in_use && key && word_at(mem, lo, c + hdr + ws, ws) == key)
             in_use = false;   /* in a tcache */
         if (in_use && !has_block(blocks, nblocks, c + hdr, next + ws))
-            push(&out, c + hdr, next + ws);
+            leak_ranges_push(&out, c + hdr, next + ws);
         walked_one = true;
         c = next;
     }
@@ -163,7 +164,7 @@ struct leak_range *leak_glibc_heap_roots(const uint8_t *mem, uint64_t lo, uint64
         return NULL;
     }
     if (c + hdr <= hi && c < hi && (word_at(mem, lo, c + ws, ws) & ~7ull) != hi - c)
-        push(&out, c, hi);   /* stopped early: keep the unknown rest */
+        leak_ranges_push(&out, c, hi);   /* stopped early: keep the unknown rest */
     *count = out.n;
     return out.r;
 }

@@ -8,6 +8,17 @@
 
 #include "target/leak/leak_scan.h"
 
+/* A growing list of ranges; leak_ranges_push merges a range that starts
+ * where the last one ends.  Shared by the root-set code. */
+struct leak_ranges {
+    struct leak_range *r;
+    size_t n, cap;
+};
+void leak_ranges_push(struct leak_ranges *l, uint64_t lo, uint64_t hi);
+
+/* The first of blocks[0..n) (sorted by address) with addr >= a. */
+size_t leak_first_block_from(const struct heap_block *b, size_t n, uint64_t a);
+
 /* Ranges of maps_text (as in /proc/PID/maps) that belong to the allocator:
  * the mappings of the files in alloc_paths[0..npaths) (the modules whose
  * malloc is intercepted: libc.so.6, ld-musl, a static executable) with the

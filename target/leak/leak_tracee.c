@@ -94,26 +94,6 @@ void leak_read_process(void *ctx, const struct leak_range *ranges, size_t n, uin
 
 /* --- root set -------------------------------------------------------------- */
 
-struct range_list {
-    struct leak_range *r;
-    size_t n, cap;
-};
-
-static void add_range(struct range_list *l, uint64_t lo, uint64_t hi)
-{
-    if (hi <= lo)
-        return;
-    if (l->n && l->r[l->n - 1].addr + l->r[l->n - 1].len == lo) {
-        l->r[l->n - 1].len += hi - lo;
-        return;
-    }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->r = xreallocarray(l->r, l->cap, sizeof(*l->r));
-    }
-    l->r[l->n++] = (struct leak_range){lo, hi - lo};
-}
-
 /* Files whose mapping is device memory: reading it may have effects
  * (memcheck skips character and block devices too). */
 static bool is_device(const char *path)
@@ -122,22 +102,8 @@ static bool is_device(const char *path)
            strncmp(path, "/dev/shm/", 9) != 0;
 }
 
-/* First block with addr >= a. */
-static size_t first_block_from(const struct heap_block *b, size_t n, uint64_t a)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].addr < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* [lo, hi) minus the skip ranges. */
-static void add_minus_skip(struct range_list *l, uint64_t lo, uint64_t hi,
+static void add_minus_skip(struct leak_ranges *l, uint64_t lo, uint64_t hi,
                            const struct leak_range *skip, size_t nskip)
 {
     for (size_t k = 0; k < nskip && lo < hi; k++) {
@@ -149,7 +115,7 @@ static void add_minus_skip(struct range_list *l, uint64_t lo, uint64_t hi,
         }
         lo = e;
     }
-    add_range(l, lo, hi);
+    leak_ranges_push(l, lo, hi);
 }
 
 struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
@@ -159,7 +125,7 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
                                         bool blocks_are_roots, size_t *count)
 {
     struct proc_maps maps;
-    struct range_list out = {0};
+    struct leak_ranges out = {0};
     *count = 0;
     if (proc_maps_parse(maps_text, len, &maps) < 0)
         return NULL;
@@ -177,7 +143,7 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
                 break;
             }
         }
-        size_t b = first_block_from(blocks, nblocks, e->start);
+        size_t b = leak_first_block_from(blocks, nblocks, e->start);
         bool has_blocks = b < nblocks && blocks[b].addr < e->end;
         if (!has_blocks || blocks_are_roots) {
             if (e->path && strcmp(e->path, "[heap]") == 0 && !blocks_are_roots)
