@@ -210,6 +210,8 @@ bench: deps all $(BENCH_BIN)
 FUZZ_SECONDS ?= 60
 fuzz:
 	selftest/fuzz/run-fuzzers.sh $(FUZZ_SECONDS)
+	$(MAKE) all
+	selftest/leakgen/fuzz.sh $(BUILD)/memtrace $(FUZZ_SECONDS)
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -37,6 +37,14 @@ uint64_t arch_pc(const struct arch_regs *regs) { return regs->user.pc; }
 void arch_set_pc(struct arch_regs *regs, uint64_t pc) { regs->user.pc = pc; }
 uint64_t arch_sp(const struct arch_regs *regs) { return regs->user.sp; }
 
+void arch_clear_dead_at_entry(struct arch_regs *regs, unsigned nargs)
+{
+    /* AAPCS64: x0-x7 arguments, x0-x18 the caller's to save (x18, the
+     * platform register, is one more scratch register on Linux). */
+    for (unsigned i = nargs; i <= 18; i++)
+        regs->user.regs[i] = 0;
+}
+
 uint64_t arch_arg(const struct arch_regs *regs, int n)
 {
     return n >= 0 && n < 8 ? regs->user.regs[n] : 0;

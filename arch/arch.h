@@ -133,6 +133,11 @@ int arch_set_regs(pid_t tid, const struct arch_regs *regs);
 uint64_t arch_pc(const struct arch_regs *regs);
 void arch_set_pc(struct arch_regs *regs, uint64_t pc);
 uint64_t arch_sp(const struct arch_regs *regs);
+/* At a function's entry the caller-saved registers that carry none of its
+ * nargs integer arguments hold nothing live (the ABI lets the callee
+ * clobber them): sets them to 0, so that the leak scan does not take the
+ * caller's stale values for roots. */
+void arch_clear_dead_at_entry(struct arch_regs *regs, unsigned nargs);
 /* Where integer argument n (0-based) of a function is at its first
  * instruction: a register (value), or a stack word (addr; i386 passes
  * every argument on the stack, and the caller reads the word). */

@@ -58,6 +58,14 @@ void arch_set_pc(struct arch_regs *regs, uint64_t pc)
 }
 uint64_t arch_sp(const struct arch_regs *regs) { return (uint32_t)regs->user.uregs[13]; }
 
+void arch_clear_dead_at_entry(struct arch_regs *regs, unsigned nargs)
+{
+    /* AAPCS: r0-r3 arguments, those and r12 the caller's to save. */
+    for (unsigned i = nargs; i < 4; i++)
+        regs->user.uregs[i] = 0;
+    regs->user.uregs[12] = 0;
+}
+
 uint64_t arch_arg(const struct arch_regs *regs, int n)
 {
     return n >= 0 && n < 4 ? (uint32_t)regs->user.uregs[n] : 0;

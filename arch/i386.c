@@ -39,6 +39,15 @@ uint64_t arch_pc(const struct arch_regs *regs) { return word(regs->user.eip); }
 void arch_set_pc(struct arch_regs *regs, uint64_t pc) { regs->user.eip = to_reg(pc); }
 uint64_t arch_sp(const struct arch_regs *regs) { return word(regs->user.esp); }
 
+void arch_clear_dead_at_entry(struct arch_regs *regs, unsigned nargs)
+{
+    /* cdecl: arguments on the stack; eax, ecx, edx are the caller's. */
+    (void)nargs;
+    regs->user.eax = 0;
+    regs->user.ecx = 0;
+    regs->user.edx = 0;
+}
+
 /* glibc's allocator entry points are plain cdecl (no regparm): argument n
  * is the word above the return address. */
 struct arch_arg_slot arch_arg_slot(const struct arch_regs *regs, int n)

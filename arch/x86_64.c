@@ -30,6 +30,19 @@ uint64_t arch_pc(const struct arch_regs *regs) { return regs->user.rip; }
 void arch_set_pc(struct arch_regs *regs, uint64_t pc) { regs->user.rip = pc; }
 uint64_t arch_sp(const struct arch_regs *regs) { return regs->user.rsp; }
 
+void arch_clear_dead_at_entry(struct arch_regs *regs, unsigned nargs)
+{
+    /* System V: rdi, rsi, rdx, rcx, r8, r9 carry arguments; those and rax,
+     * r10, r11 are the caller's to save. */
+    unsigned long long *args[6] = {&regs->user.rdi, &regs->user.rsi, &regs->user.rdx,
+                                   &regs->user.rcx, &regs->user.r8, &regs->user.r9};
+    for (unsigned i = nargs; i < 6; i++)
+        *args[i] = 0;
+    regs->user.rax = 0;
+    regs->user.r10 = 0;
+    regs->user.r11 = 0;
+}
+
 uint64_t arch_arg(const struct arch_regs *regs, int n)
 {
     switch (n) {

@@ -49,6 +49,7 @@ struct heap_block {
     uint64_t size;
     uint32_t stack_id;
     enum alloc_kind kind;
+    uint32_t seq;           /* allocation order (wraps at 2^32); 0 if unknown */
 };
 
 struct heap_totals {

@@ -41,6 +41,7 @@ struct scan {
     size_t ntodo, todo_cap;
     size_t leader;              /* clique pass: the lost block being expanded */
     bool clique;
+    bool allocator_words;       /* scanning the allocator's own memory */
     uint8_t *buf;
     struct leak_range *ranges;
     /* Windows of memory around recently read blocks: a list walked node by
@@ -157,12 +158,23 @@ static inline ptrdiff_t find_block(const struct scan *s, uint64_t w)
     return s->nbig ? search_run(s, s->big, 0, s->nbig, w) : -1;
 }
 
+/* w, inside block i but not at its start, is aligned like the block to
+ * two words: where the allocator's header of a chunk is or was (the chunk
+ * after i, or one that i has since grown over). */
+static bool is_chunk_header(const struct scan *s, size_t i, uint64_t w)
+{
+    uint64_t two = 2ull * s->in->word_size;
+    return w != s->starts[i] && (w - s->starts[i]) % two == 0;
+}
+
 /* A word found in the root set (prior_definite) or in a block being
  * expanded from the roots. */
 static void reach(struct scan *s, uint64_t w, bool prior_definite)
 {
     ptrdiff_t i = find_block(s, w);
     if (i < 0)
+        return;
+    if (s->allocator_words && is_chunk_header(s, (size_t)i, w))
         return;
     uint8_t st = s->state[i];
     if (st == ST_REACHABLE)
@@ -227,13 +239,13 @@ static void read_batch(struct scan *s, size_t n, uint64_t bytes)
     s->res->bytes_scanned += bytes;
 }
 
-static void scan_roots(struct scan *s)
+static void scan_root_ranges(struct scan *s, const struct leak_range *roots, size_t nroots)
 {
     unsigned ws = s->in->word_size;
     size_t n = 0;
     uint64_t bytes = 0;
-    for (size_t r = 0; r < s->in->nroots; r++) {
-        struct leak_range a = aligned(s->in->roots[r].addr, s->in->roots[r].len, ws);
+    for (size_t r = 0; r < nroots; r++) {
+        struct leak_range a = aligned(roots[r].addr, roots[r].len, ws);
         while (a.len) {
             uint64_t piece = a.len < LEAK_BATCH_BYTES ? a.len : LEAK_BATCH_BYTES;
             if (n == LEAK_BATCH_RANGES || bytes + piece > LEAK_BATCH_BYTES) {
@@ -252,6 +264,14 @@ static void scan_roots(struct scan *s)
         read_batch(s, n, bytes);
         scan_words(s, s->buf, bytes, true);
     }
+}
+
+static void scan_roots(struct scan *s)
+{
+    scan_root_ranges(s, s->in->roots, s->in->nroots);
+    s->allocator_words = true;
+    scan_root_ranges(s, s->in->alloc_roots, s->in->nalloc_roots);
+    s->allocator_words = false;
     for (size_t k = 0; k < s->in->nroot_words; k++)
         reach(s, s->in->root_words[k], true);
 }
@@ -326,6 +346,23 @@ static void drain(struct scan *s)
     }
 }
 
+static int cmp_seq(const void *a, const void *b, void *ctx)
+{
+    const struct heap_block *blocks = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t sx = blocks[x].seq, sy = blocks[y].seq;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Indices idx[0..n) by allocation order, then address (the blocks come
+ * sorted by address). */
+static void sort_by_seq(const struct heap_block *blocks, uint32_t *idx, size_t n)
+{
+    qsort_r(idx, n, sizeof(*idx), cmp_seq, (void *)(uintptr_t)blocks);
+}
+
 void leak_scan_run(const struct leak_scan_input *in, struct leak_scan_result *res)
 {
     memset(res, 0, sizeof(*res));
@@ -352,16 +389,27 @@ void leak_scan_run(const struct leak_scan_input *in, struct leak_scan_result *re
     scan_roots(&s);
     drain(&s);
 
-    /* Lost blocks, lowest address first: each still unclaimed one leads a
-     * clique of what it reaches. */
+    /* Lost blocks, oldest allocation first (then lowest address): each
+     * still unclaimed one leads a clique of what it reaches.  Memcheck goes
+     * by address in its own allocator, which hands out fresh memory in
+     * allocation order, so in a lost cycle the block allocated first is the
+     * definitely lost one. */
     s.clique = true;
-    for (size_t i = 0; i < s.n; i++) {
+    size_t nlost = 0;
+    uint32_t *order = xreallocarray(NULL, s.n, sizeof(*order));
+    for (size_t i = 0; i < s.n; i++)
+        if (s.state[i] == ST_UNREACHED)
+            order[nlost++] = (uint32_t)i;
+    sort_by_seq(in->blocks, order, nlost);
+    for (size_t k = 0; k < nlost; k++) {
+        size_t i = order[k];
         if (s.state[i] != ST_UNREACHED)
             continue;
         s.leader = i;
         todo_push(&s, i);
         drain(&s);
     }
+    free(order);
 
     static const enum leak_kind final_kind[] = {
         [ST_UNREACHED] = LEAK_DEFINITE, [ST_INDIRECT] = LEAK_INDIRECT,

@@ -9,9 +9,12 @@
  *     chain has an interior pointer (or passes a possibly lost block);
  *   - indirectly lost: not reached from the roots, but from a lost block;
  *   - definitely lost: the rest (the heads of the lost structures).  Lost
- *     blocks are visited in address order and each one not yet claimed
- *     claims what it reaches, so in a lost cycle the lowest block is the
- *     definitely lost one, exactly as memcheck does.
+ *     blocks are visited in allocation order (heap_block.seq, then address)
+ *     and each one claims every block it reaches that no earlier one
+ *     claimed, and earlier leaders too: memcheck visits them in address
+ *     order in its own allocator, which hands out memory in allocation
+ *     order, so in a lost cycle the block allocated first is the definitely
+ *     lost one, as memcheck mostly reports.
  * Memory is read through a callback in large batches, so the same core runs
  * on a fake image (unit test) and on a stopped process (process_vm_readv). */
 #ifndef MT_LEAK_LEAK_SCAN_H
@@ -52,6 +55,22 @@ struct leak_scan_input {
     const bool *uncounted;
     const struct leak_range *roots;    /* memory of the root set */
     size_t nroots;
+    /* Memory of the allocator itself (the data of the module whose malloc
+     * runs: glibc's main_arena and mp_, musl's malloc context; a static
+     * program's whole data; mappings that hold blocks), scanned as roots
+     * with one exception: a word that lands inside a block, not at its
+     * start, at an offset aligned like the block to two words, is a chunk
+     * header and no pointer.  glibc's bins, top and last_remainder point to
+     * chunk headers, 2 words before the memory a chunk hands out: the
+     * header of the chunk after a block whose size mod 16 is 1..8 lies
+     * inside the block, and last_remainder may still name a chunk that a
+     * block has since grown over (realloc in place).  Memcheck and
+     * LeakSanitizer never see these words: their own allocator replaces
+     * the program's.  The price: a real interior pointer kept in the
+     * allocator module's data (strtok's position in libc) at such an
+     * offset is not seen. */
+    const struct leak_range *alloc_roots;
+    size_t nalloc_roots;
     const uint64_t *root_words;        /* registers of the threads */
     size_t nroot_words;
     unsigned word_size;                /* 4 or 8: the target's pointer size */

@@ -10,6 +10,8 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/heap/heap.h"
+#include "target/leak/leak_alloc.h"
+#include "target/tracer/modules.h"
 #include "target/tracer/maps.h"
 #include "target/tracer/target_mem.h"
 
@@ -92,26 +94,6 @@ void leak_read_process(void *ctx, const struct leak_range *ranges, size_t n, uin
 
 /* --- root set -------------------------------------------------------------- */
 
-struct range_list {
-    struct leak_range *r;
-    size_t n, cap;
-};
-
-static void add_range(struct range_list *l, uint64_t lo, uint64_t hi)
-{
-    if (hi <= lo)
-        return;
-    if (l->n && l->r[l->n - 1].addr + l->r[l->n - 1].len == lo) {
-        l->r[l->n - 1].len += hi - lo;
-        return;
-    }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->r = xreallocarray(l->r, l->cap, sizeof(*l->r));
-    }
-    l->r[l->n++] = (struct leak_range){lo, hi - lo};
-}
-
 /* Files whose mapping is device memory: reading it may have effects
  * (memcheck skips character and block devices too). */
 static bool is_device(const char *path)
@@ -120,22 +102,8 @@ static bool is_device(const char *path)
            strncmp(path, "/dev/shm/", 9) != 0;
 }
 
-/* First block with addr >= a. */
-static size_t first_block_from(const struct heap_block *b, size_t n, uint64_t a)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b[mid].addr < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* [lo, hi) minus the skip ranges. */
-static void add_minus_skip(struct range_list *l, uint64_t lo, uint64_t hi,
+static void add_minus_skip(struct leak_ranges *l, uint64_t lo, uint64_t hi,
                            const struct leak_range *skip, size_t nskip)
 {
     for (size_t k = 0; k < nskip && lo < hi; k++) {
@@ -147,7 +115,7 @@ static void add_minus_skip(struct range_list *l, uint64_t lo, uint64_t hi,
         }
         lo = e;
     }
-    add_range(l, lo, hi);
+    leak_ranges_push(l, lo, hi);
 }
 
 struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
@@ -157,7 +125,7 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
                                         bool blocks_are_roots, size_t *count)
 {
     struct proc_maps maps;
-    struct range_list out = {0};
+    struct leak_ranges out = {0};
     *count = 0;
     if (proc_maps_parse(maps_text, len, &maps) < 0)
         return NULL;
@@ -175,7 +143,7 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
                 break;
             }
         }
-        size_t b = first_block_from(blocks, nblocks, e->start);
+        size_t b = leak_first_block_from(blocks, nblocks, e->start);
         bool has_blocks = b < nblocks && blocks[b].addr < e->end;
         if (!has_blocks || blocks_are_roots) {
             if (e->path && strcmp(e->path, "[heap]") == 0 && !blocks_are_roots)
@@ -212,6 +180,52 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
 
 /* --- the scan -------------------------------------------------------------- */
 
+/* Attached to a running process, the heap outside the known blocks holds
+ * the blocks made before memtrace came, so it is a root; glibc's main heap
+ * is walked instead (leak_glibc_heap_roots), so that only chunks in use
+ * stay roots, not the stale pointers of free ones.  Heaps over this size
+ * keep the old rule (the walk reads the heap at once). */
+#define HEAP_WALK_MAX (256ull << 20)
+
+static int cmp_range(const void *a, const void *b)
+{
+    uint64_t x = ((const struct leak_range *)a)->addr, y = ((const struct leak_range *)b)->addr;
+    return x < y ? -1 : x > y;
+}
+
+static void walk_glibc_heap(struct tracee *t, const char *maps, size_t len,
+                            const struct leak_run *run, struct leak_range **roots, size_t *nroots,
+                            struct leak_range **alloc_roots, size_t *nalloc_roots)
+{
+    struct proc_maps pm;
+    if (proc_maps_parse(maps, len, &pm) < 0)
+        return;
+    struct leak_range heap = {0, 0};
+    for (size_t m = 0; m < pm.count; m++)
+        if (pm.entries[m].path && strcmp(pm.entries[m].path, "[heap]") == 0)
+            heap = (struct leak_range){pm.entries[m].start, pm.entries[m].end - pm.entries[m].start};
+    proc_maps_free(&pm);
+    if (!heap.len || heap.len > HEAP_WALK_MAX)
+        return;
+    uint8_t *mem = xcalloc((size_t)heap.len, 1);
+    leak_read_process(&t->mem, &heap, 1, mem);
+    size_t nkeep = 0;
+    struct leak_range *keep = leak_glibc_heap_roots(mem, heap.addr, heap.addr + heap.len,
+                                                    ARCH_PTR_SIZE, run->blocks, run->nblocks,
+                                                    &nkeep);
+    free(mem);
+    if (!keep)
+        return;
+    size_t n1 = 0, n2 = 0;
+    free(leak_split_roots(roots, nroots, &heap, 1, &n1));
+    free(leak_split_roots(alloc_roots, nalloc_roots, &heap, 1, &n2));
+    *roots = xreallocarray(*roots, *nroots + nkeep + 1, sizeof(**roots));
+    memcpy(*roots + *nroots, keep, nkeep * sizeof(*keep));
+    *nroots += nkeep;
+    qsort(*roots, *nroots, sizeof(**roots), cmp_range);
+    free(keep);
+}
+
 static char *read_maps_text(pid_t pid, size_t *len)
 {
     char path[64];
@@ -234,7 +248,8 @@ static char *read_maps_text(pid_t pid, size_t *len)
     return buf;
 }
 
-void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, struct leak_run *out)
+void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid_t entry_tid,
+                      struct leak_run *out)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -253,6 +268,8 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, str
         struct arch_regs regs;
         if (!th || th->state != THREAD_STOPPED || arch_get_regs(th->tid, &regs) < 0)
             continue;
+        if (th->tid == entry_tid)
+            arch_clear_dead_at_entry(&regs, 1);   /* exit(status) */
         /* The register file as words: every general register is one
          * (the layouts ptrace gives are arrays of longs on every CPU). */
         for (size_t k = 0; k < nwords_per; k++) {
@@ -266,7 +283,9 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, str
                 words[nwords++] = w;
             }
         }
-        sps[nsps++] = arch_sp(&regs);
+        /* leak_roots_from_maps takes the red zone off every stack
+         * pointer: at a function's entry there is none. */
+        sps[nsps++] = arch_sp(&regs) + (th->tid == entry_tid ? ARCH_STACK_REDZONE : 0);
         out->threads++;
     }
     for (size_t k = dead ? dead->n : 0; k-- > 0;)
@@ -287,12 +306,29 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, str
     for (size_t k = 0; k < nroots; k++)
         out->root_bytes += roots[k].len;
 
+    /* The allocator's own memory: the modules whose malloc we intercept. */
+    size_t npaths = 0, nalloc = 0, nalloc_roots = 0;
+    const char **paths = xcalloc(t->modules->count + 1, sizeof(*paths));
+    for (size_t k = 0; k < t->modules->count; k++)
+        if (t->modules->mods[k]->intercepts_placed && t->modules->mods[k]->path)
+            paths[npaths++] = t->modules->mods[k]->path;
+    struct leak_range *alloc = maps ? leak_allocator_ranges(maps, len, paths, npaths, out->blocks,
+                                                            out->nblocks, &nalloc)
+                                    : NULL;
+    struct leak_range *alloc_roots = leak_split_roots(&roots, &nroots, alloc, nalloc, &nalloc_roots);
+    free(alloc);
+    free(paths);
+    if (t->attached_mode && maps)
+        walk_glibc_heap(t, maps, len, out, &roots, &nroots, &alloc_roots, &nalloc_roots);
+
     struct leak_scan_input in = {
         .blocks = out->blocks,
         .nblocks = out->nblocks,
         .uncounted = out->forgotten,
         .roots = roots,
         .nroots = nroots,
+        .alloc_roots = alloc_roots,
+        .nalloc_roots = nalloc_roots,
         .root_words = words,
         .nroot_words = nwords,
         .word_size = ARCH_PTR_SIZE,
@@ -302,6 +338,7 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, str
     leak_scan_run(&in, &out->res);
     free(maps);
     free(roots);
+    free(alloc_roots);
     free(skip);
     free(sps);
     free(words);

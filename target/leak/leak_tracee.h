@@ -31,8 +31,13 @@ struct leak_run {
 };
 
 /* Scans t; every thread the scan should see must be in a ptrace-stop
- * (tracer_stop_world).  dead may be NULL. */
-void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, struct leak_run *out);
+ * (tracer_stop_world).  dead may be NULL.  entry_tid, when nonzero, is a
+ * thread stopped at the entry of a function (exit()): its caller made a
+ * call, so nothing below its stack pointer is live, not even the red zone
+ * (the ABI keeps it for leaf functions), and the stack is cut at the stack
+ * pointer itself. */
+void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid_t entry_tid,
+                      struct leak_run *out);
 void leak_run_free(struct leak_run *r);
 
 /* Root ranges of one process image, exposed for tests and the benchmark:

@@ -42,24 +42,24 @@ static bool suppress_stack(void *ctx, uint32_t stack_id)
 
 /* Scans with every thread stopped; threads already in a stop (the one at
  * its exit stop) stay as they are. */
-static void scan_into(struct session *s, struct report_leaks *out)
+static void scan_into(struct session *s, pid_t entry_tid, struct report_leaks *out)
 {
     struct leak_session *L = s->leak;
     struct world_stop ws;
     struct leak_run run;
     L->in_scan = true;
     tracer_stop_world(s->tracee, &ws);
-    leak_scan_tracee(s->tracee, &L->dead, &run);
+    leak_scan_tracee(s->tracee, &L->dead, entry_tid, &run);
     tracer_resume_world(s->tracee, &ws);
     L->in_scan = false;
     leak_build_report(&run, suppressions_count(L->supp) ? suppress_stack : NULL, s, out);
     leak_run_free(&run);
 }
 
-static void final_scan(struct session *s)
+static void final_scan(struct session *s, pid_t entry_tid)
 {
     struct leak_session *L = s->leak;
-    scan_into(s, &L->final);
+    scan_into(s, entry_tid, &L->final);
     L->final_done = true;
     mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
             (unsigned long long)L->final.bytes[0], (unsigned long long)L->final.bytes[1],
@@ -95,7 +95,29 @@ static void on_exit_stop(void *ctx, struct tracee *t, struct thread *th)
         L->leader_gone = true;
         return;
     }
-    final_scan(s);
+    final_scan(s, 0);
+}
+
+/* exit() called: the moment of the scan at exit.  The program's frames are
+ * gone (main returned into exit, or the caller's frames stay live above the
+ * stack pointer, as they are), and no exit handler has freed anything yet.
+ * Memcheck looks later, at exit_group after the handlers, LeakSanitizer
+ * from an exit handler of its own: both see the heap as it is here unless a
+ * handler frees memory, and neither sees the stale words that the exit
+ * path leaves in the dead part of the stack (memcheck knows them as
+ * undefined, and glibc's allocator, which leaves them, is theirs to
+ * replace).  A program that ends without exit() (_exit, a signal, the last
+ * thread's pthread_exit) is scanned at its exit stop as before. */
+static void on_exit_call(void *ctx, struct tracee *t, struct thread *th,
+                         const struct arch_regs *regs)
+{
+    struct session *s = ctx;
+    struct leak_session *L = s->leak;
+    (void)t;
+    (void)regs;
+    if (!L->autoscan || L->final_done || L->in_scan)
+        return;
+    final_scan(s, th->tid);
 }
 
 int session_leak_setup(struct session *s, const struct session_leak_options *o)
@@ -122,6 +144,8 @@ void session_leak_hook(struct session *s)
         return;
     s->tracee->exit_stop_hook = on_exit_stop;
     s->tracee->exit_stop_ctx = s;
+    s->tracee->exit_call_hook = on_exit_call;
+    s->tracee->exit_call_ctx = s;
 }
 
 void session_leak_scan(struct session *s, FILE *out)
@@ -131,7 +155,7 @@ void session_leak_scan(struct session *s, FILE *out)
         return;
     }
     struct report_leaks leaks;
-    scan_into(s, &leaks);
+    scan_into(s, 0, &leaks);
     struct report_source src = session_report_source(s);
     report_write_leaks_text(out, &src, &leaks);
     fflush(out);
@@ -141,7 +165,7 @@ void session_leak_scan(struct session *s, FILE *out)
 void session_leak_finish(struct session *s)
 {
     if (s->leak && s->leak->autoscan && !s->leak->final_done && !tracer_finished(s->tracee))
-        final_scan(s);
+        final_scan(s, 0);
 }
 
 int session_leak_exit_code(const struct session *s)
@@ -164,6 +188,8 @@ void session_leak_free(struct session *s)
         return;
     if (s->tracee && s->tracee->exit_stop_ctx == s)
         s->tracee->exit_stop_hook = NULL;
+    if (s->tracee && s->tracee->exit_call_ctx == s)
+        s->tracee->exit_call_hook = NULL;
     suppressions_free(L->supp);
     leak_dead_stacks_free(&L->dead);
     leak_report_free(&L->final);

@@ -127,6 +127,14 @@ uint64_t call_return_address(struct stack_window *w, const struct arch_regs *reg
 void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs)
 {
     const struct intercept_fn *fn = bp->fn;
+    if (fn->op == OP_EXIT) {
+        /* exit(): the program's own frames are gone, no exit handler has
+         * run yet.  Only the hook's business; nothing is recorded. */
+        if (t->exit_call_hook)
+            t->exit_call_hook(t->exit_call_ctx, t, th, regs);
+        move_past_breakpoint(bp, regs);
+        return;
+    }
     struct stack_window w;
     stack_window_init(&w, t, arch_sp(regs));
     struct arch_return_slot slot = {0};
@@ -238,6 +246,7 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         break;
     case OP_FREE:
     case OP_DELETE:
+    case OP_EXIT:
         break;
     }
 }

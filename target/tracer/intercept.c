@@ -51,6 +51,8 @@ static const struct intercept_fn table[] = {
     {"mmap64", OP_MMAP, FAMILY_MAP, false},
     {"munmap", OP_MUNMAP, FAMILY_MAP, false},
     {"mremap", OP_MREMAP, FAMILY_MAP, false},
+
+    {"exit", OP_EXIT, FAMILY_MALLOC, false},
     {NULL, OP_MALLOC, FAMILY_MALLOC, false},
 };
 

@@ -20,6 +20,8 @@ enum intercept_op {
     OP_MMAP,            /* (addr, len, prot, flags, fd, off) -> addr */
     OP_MUNMAP,          /* (addr, len) -> 0 */
     OP_MREMAP,          /* (old, old_len, new_len, flags, new_addr) -> addr */
+    OP_EXIT,            /* (status): no effect on the books; the leak scan's
+                           moment (tracee.h exit_call_hook) */
 };
 
 /* How memory was allocated, so that a mismatched release can be named. */

@@ -123,6 +123,12 @@ struct tracee {
      * scan's hook (target/session/leak_glue.c).  NULL: none. */
     void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
     void *exit_stop_ctx;
+    /* Called at the entry of exit() (before any exit handler), with the
+     * calling thread stopped there and its registers: the leak scan at
+     * exit's moment (leak_glue.c).  NULL: none. */
+    void (*exit_call_hook)(void *ctx, struct tracee *t, struct thread *th,
+                           const struct arch_regs *regs);
+    void *exit_call_ctx;
 
     /* Misuse (misuse.c): what was found, the freed-block history (--check
      * only, else NULL), and who prints each error as it is found. */
