@@ -20,6 +20,10 @@ struct inline_range {
      * call that is all of its caller's body has the caller's range, and
      * then the deeper one is the innermost. */
     uint32_t name_depth;
+    /* Of an inlined subroutine: where it was called from, file number in
+     * its unit's line table (at line_offset in .debug_line). */
+    uint32_t call_line, call_file, line_offset;
+    bool inlined;
 };
 
 #define NAME_POOL_MAX (UINT32_MAX >> 8)
@@ -109,6 +113,7 @@ struct die_attrs {
     uint64_t ranges_form;
     const char *name, *linkage_name;
     uint64_t origin;              /* absolute .debug_info offset, 0 if none */
+    uint64_t call_file, call_line;
     struct form_value base_low_pc;
     bool has_low, has_high, has_ranges;
 };
@@ -170,6 +175,14 @@ static bool read_die(const struct unit_walk *w, struct cursor *c, const struct a
         case DW_AT_specification:
             a->origin = ref_target(w, form, &v);
             break;
+        case DW_AT_call_file:
+            if (v.kind == FORM_KIND_UNSIGNED || v.kind == FORM_KIND_SIGNED)
+                a->call_file = v.u;
+            break;
+        case DW_AT_call_line:
+            if (v.kind == FORM_KIND_UNSIGNED || v.kind == FORM_KIND_SIGNED)
+                a->call_line = v.u;
+            break;
         default:
             break;
         }
@@ -207,6 +220,8 @@ struct emit_ctx {
     uint64_t *range_budget;
     uint32_t name;
     unsigned depth;
+    uint32_t call_line, call_file, line_offset;
+    bool inlined;
 };
 
 static void add_range(void *ctx, uint64_t lo, uint64_t hi)
@@ -225,6 +240,7 @@ static void add_range(void *ctx, uint64_t lo, uint64_t hi)
     }
     idx->ranges[idx->count++] = (struct inline_range){
         .lo = lo, .size = (uint32_t)(hi - lo), .name_depth = e->name << 8 | (e->depth > 255 ? 255 : e->depth),
+        .call_line = e->call_line, .call_file = e->call_file, .line_offset = e->line_offset, .inlined = e->inlined,
     };
 }
 
@@ -239,6 +255,18 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
     if (!name)
         name = origin_name(w, a->origin);
     struct emit_ctx e = { .idx = idx, .depth = depth, .range_budget = range_budget };
+    if (a->tag == DW_TAG_inlined_subroutine) {
+        e.inlined = true;
+        /* Without a line table (or beyond 4 GiB) the call site stays unknown. */
+        if (w->cu->has_stmt_list && w->cu->stmt_list <= UINT32_MAX && a->call_file <= UINT32_MAX &&
+            a->call_line <= UINT32_MAX) {
+            e.line_offset = (uint32_t)w->cu->stmt_list;
+            e.call_file = (uint32_t)a->call_file;
+            e.call_line = (uint32_t)a->call_line;
+        } else {
+            e.line_offset = UINT32_MAX;
+        }
+    }
     if (!name || !intern(idx, name, &e.name))
         return;
     if (a->has_ranges) {
@@ -443,6 +471,56 @@ const char *inline_index_lookup(const struct inline_index *idx, uint64_t address
             best = r;
     }
     return best ? idx->pool + (best->name_depth >> 8) : NULL;
+}
+
+size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint64_t lowest,
+                          struct inline_frame *out, size_t max)
+{
+    if (max == 0)
+        return 0;
+    size_t l = 0, u = idx->count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (idx->ranges[m].lo <= address)
+            l = m + 1;
+        else
+            u = m;
+    }
+    /* The best range at each DIE depth (as inline_index_lookup chooses
+     * among ranges of one depth): inlined calls nest by depth. */
+    const struct inline_range *at[256] = { 0 };
+    unsigned deepest = 0;
+    bool any = false;
+    for (size_t i = l, steps = 0; i > 0 && steps < INLINE_LOOKBACK; i--, steps++) {
+        const struct inline_range *r = &idx->ranges[i - 1];
+        if (r->lo < lowest)
+            break;
+        if (address - r->lo >= r->size)
+            continue;
+        unsigned d = r->name_depth & 0xff;
+        if (!at[d] || r->size <= at[d]->size)
+            at[d] = r;
+        if (d > deepest)
+            deepest = d;
+        any = true;
+    }
+    if (!any)
+        return 0;
+    /* Innermost first, out to the first subprogram (an inlined
+     * subroutine's caller is the function around it). */
+    size_t n = 0;
+    for (unsigned d = deepest + 1; d-- > 0 && n < max;) {
+        const struct inline_range *r = at[d];
+        if (!r)
+            continue;
+        out[n++] = (struct inline_frame){
+            .name = idx->pool + (r->name_depth >> 8), .inlined = r->inlined, .call_line = r->call_line,
+            .call_file = r->call_file, .line_offset = r->line_offset,
+        };
+        if (!r->inlined)
+            break;
+    }
+    return n;
 }
 
 size_t inline_index_range_count(const struct inline_index *idx) { return idx->count; }

@@ -115,6 +115,17 @@ const char *line_object_inline_name(const struct line_object *o, uint64_t link_v
     return o->inlines ? inline_index_lookup(o->inlines, link_vaddr, lowest) : NULL;
 }
 
+size_t line_object_inline_chain(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
+                                struct inline_frame *out, size_t max)
+{
+    return o->inlines ? inline_index_chain(o->inlines, link_vaddr, lowest, out, max) : 0;
+}
+
+bool line_object_file_name(struct line_object *o, uint64_t line_offset, uint64_t file, char *buf, size_t len)
+{
+    return line_index_file_name(o->index, line_offset, file, buf, len);
+}
+
 size_t line_object_memory(const struct line_object *o)
 {
     return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index) +

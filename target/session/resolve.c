@@ -23,6 +23,14 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
     resolve_in(r->tracee->modules, r->buf, pc, frame_index, out);
 }
 
+/* The frames of the last pc resolved: sub 0 computes them, the next subs
+ * of the same pc read them (the report asks in that order). */
+static struct {
+    struct module *m;
+    unsigned n;
+    struct sym_info chain[SYM_CHAIN_MAX];
+} last;
+
 static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                        struct report_frame *out)
 {
@@ -31,31 +39,44 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
      * earlier, where gdb and addr2line look too. */
     bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
     uint64_t at = exact ? raw : raw - 1;
-    struct module *m = module_find_any(mm, at); /* unloaded libraries too */
+    if (out->sub == 0) {
+        last.m = module_find_any(mm, at); /* unloaded libraries too */
+        last.n = 0;
+        struct symbolizer *sym = last.m ? module_symbolizer(mm, last.m) : NULL;
+        if (sym) {
+            int found;
+            last.n = symbolizer_lookup_chain(sym, at - last.m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            /* A handler returns into the signal trampoline's first byte
+             * (__restore_rt): pc-1 lies before the function there. */
+            if (!(found & SYM_FOUND_FUNCTION) && at != raw)
+                last.n = symbolizer_lookup_chain(sym, raw - last.m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            if (!(found & SYM_FOUND_FUNCTION))
+                last.chain[0].function = NULL;
+            if (!(found & SYM_FOUND_LINE))
+                last.chain[0].file[0] = 0;
+        }
+    }
+    struct module *m = last.m;
     if (!m)
         return;
     out->module = m->path;
     out->offset = raw - m->bias;
-    struct symbolizer *sym = module_symbolizer(mm, m);
-    if (!sym)
+    if (out->sub >= last.n)
         return;
-    struct sym_info info;
-    int found = symbolizer_lookup(sym, at - m->bias, &info);
-    /* A handler returns into the signal trampoline's first byte
-     * (__restore_rt): pc-1 lies before the function there. */
-    if (!(found & SYM_FOUND_FUNCTION) && at != raw)
-        found = symbolizer_lookup(sym, raw - m->bias, &info);
-    if ((found & SYM_FOUND_FUNCTION) && info.function) {
+    const struct sym_info *info = &last.chain[out->sub];
+    out->inlined = info->inlined;
+    out->more = out->sub + 1 < last.n;
+    if (info->function) {
         /* Reports name C++ functions as people write them; a name the
          * demangler does not know stays mangled. */
-        char *plain = demangle_cxx(info.function);
-        snprintf(buf[0], sizeof(buf[0]), "%s", plain ? plain : info.function);
+        char *plain = demangle_cxx(info->function);
+        snprintf(buf[0], sizeof(buf[0]), "%s", plain ? plain : info->function);
         free(plain);
         out->function = buf[0];
     }
-    if ((found & SYM_FOUND_LINE) && info.file[0]) {
-        snprintf(buf[1], sizeof(buf[1]), "%s", info.file);
+    if (info->file[0]) {
+        snprintf(buf[1], sizeof(buf[1]), "%s", info->file);
         out->file = buf[1];
-        out->line = info.line;
+        out->line = info->line;
     }
 }
