@@ -28,9 +28,25 @@ struct inline_range {
 
 #define NAME_POOL_MAX (UINT32_MAX >> 8)
 
+/* A DW_TAG_call_site: the call returning to return_pc calls target (a
+ * name in the pool, NO_NAME if unknown), made by the function named
+ * caller; tail when it is a jump (DW_AT_call_tail_call). */
+#define NO_NAME UINT32_MAX
+struct call_site {
+    uint64_t return_pc;
+    uint32_t target, caller;
+    bool tail;
+};
+
 struct inline_index {
     struct inline_range *ranges;
     size_t count, cap;
+    struct call_site *sites;      /* by return_pc */
+    size_t site_count, site_cap;
+    uint32_t *tails;              /* indexes of tail sites, by caller name */
+    size_t tail_count;
+    uint32_t cur_caller;          /* while building: the subprogram being walked */
+    unsigned cur_depth;
     char *pool;
     size_t pool_used, pool_cap;
     uint32_t *hash;           /* pool offsets + 1 (0 = empty), for dedupe */
@@ -114,6 +130,8 @@ struct die_attrs {
     const char *name, *linkage_name;
     uint64_t origin;              /* absolute .debug_info offset, 0 if none */
     uint64_t call_file, call_line;
+    struct form_value return_pc;
+    bool has_return_pc, tail_call;
     struct form_value base_low_pc;
     bool has_low, has_high, has_ranges;
 };
@@ -174,6 +192,17 @@ static bool read_die(const struct unit_walk *w, struct cursor *c, const struct a
         case DW_AT_abstract_origin:
         case DW_AT_specification:
             a->origin = ref_target(w, form, &v);
+            break;
+        case DW_AT_call_return_pc:
+            a->return_pc = v;
+            a->has_return_pc = true;
+            break;
+        case DW_AT_call_origin:
+            a->origin = ref_target(w, form, &v);
+            break;
+        case DW_AT_call_tail_call:
+        case DW_AT_GNU_tail_call:
+            a->tail_call = form == DW_FORM_flag_present || v.u != 0;
             break;
         case DW_AT_call_file:
             if (v.kind == FORM_KIND_UNSIGNED || v.kind == FORM_KIND_SIGNED)
@@ -269,6 +298,10 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
     }
     if (!name || !intern(idx, name, &e.name))
         return;
+    if (a->tag == DW_TAG_subprogram) {
+        idx->cur_caller = e.name;
+        idx->cur_depth = depth;
+    }
     if (a->has_ranges) {
         unsigned max = *range_budget < 4096 ? (unsigned)*range_budget : 4096;
         range_list_walk(w->secs, &w->ru, a->ranges_form, &a->ranges, max, add_range, &e);
@@ -282,6 +315,28 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
     else if (!range_address(w->secs, &w->ru, &a->high_pc, &hi))
         return;
     add_range(&e, lo, hi);
+}
+
+static void add_call_site(struct inline_index *idx, const struct unit_walk *w, const struct die_attrs *a,
+                          unsigned depth)
+{
+    if (idx->cur_caller == NO_NAME || depth <= idx->cur_depth)
+        return; /* not inside a function with code */
+    uint64_t pc;
+    const struct form_value *at = a->has_return_pc ? &a->return_pc : a->has_low ? &a->low_pc : NULL;
+    if (!at || !range_address(w->secs, &w->ru, at, &pc) || pc == 0)
+        return;
+    uint32_t target = NO_NAME;
+    const char *name = a->origin ? origin_name(w, a->origin) : NULL;
+    if (name && !intern(idx, name, &target))
+        target = NO_NAME;
+    if (idx->site_count == idx->site_cap) {
+        idx->site_cap = idx->site_cap ? idx->site_cap * 2 : 256;
+        idx->sites = xreallocarray(idx->sites, idx->site_cap, sizeof(*idx->sites));
+    }
+    idx->sites[idx->site_count++] = (struct call_site){
+        .return_pc = pc, .target = target, .caller = idx->cur_caller, .tail = a->tail_call,
+    };
 }
 
 /* The unit DIE's bases, which its other DIEs' addresses need. */
@@ -332,19 +387,27 @@ static void index_unit(struct inline_index *idx, const struct dwarf_sections *se
     cursor_seek(&c, (size_t)cu->die_offset);
     /* Every DIE takes at least one byte, so this ends with the unit. */
     unsigned depth = 0;
+    idx->cur_caller = NO_NAME;
+    idx->cur_depth = 0;
     while (cursor_ok(&c) && !cursor_at_end(&c)) {
         uint64_t code = cursor_uleb128(&c);
         if (code == 0) {
             if (depth > 0)
                 depth--;
+            if (depth <= idx->cur_depth)
+                idx->cur_caller = NO_NAME;
             continue;
         }
         const struct abbrev_entry *e = abbrev_table_find(abbrevs, code);
         struct die_attrs a;
         if (!e || !read_die(&w, &c, e, &a))
             return;
+        if (a.tag == DW_TAG_subprogram && depth <= idx->cur_depth)
+            idx->cur_caller = NO_NAME; /* left the function */
         if (a.tag == DW_TAG_inlined_subroutine || a.tag == DW_TAG_subprogram)
             add_function(idx, &w, &a, depth, range_budget);
+        else if (a.tag == DW_TAG_call_site || a.tag == DW_TAG_GNU_call_site)
+            add_call_site(idx, &w, &a, depth);
         if (e->has_children)
             depth++;
     }
@@ -383,7 +446,9 @@ static void sort_ranges(struct inline_index *idx)
 
 struct inline_index *inline_index_new(void)
 {
-    return xcalloc(1, sizeof(struct inline_index));
+    struct inline_index *idx = xcalloc(1, sizeof(struct inline_index));
+    idx->cur_caller = NO_NAME;
+    return idx;
 }
 
 void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections *secs, uint64_t offset,
@@ -399,8 +464,43 @@ void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections
     index_unit(idx, secs, &cu, span_base, &range_budget);
 }
 
+static int cmp_site(const void *a, const void *b)
+{
+    const struct call_site *x = a, *y = b;
+    return x->return_pc < y->return_pc ? -1 : x->return_pc > y->return_pc;
+}
+
+static int cmp_tail(const void *a, const void *b, void *sites)
+{
+    const struct call_site *x = (const struct call_site *)sites + *(const uint32_t *)a;
+    const struct call_site *y = (const struct call_site *)sites + *(const uint32_t *)b;
+    return x->caller < y->caller ? -1 : x->caller > y->caller;
+}
+
+static void finish_sites(struct inline_index *idx)
+{
+    if (idx->site_count > UINT32_MAX)
+        idx->site_count = UINT32_MAX;
+    if (idx->site_count) {
+        qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
+        idx->sites = xreallocarray(idx->sites, idx->site_count, sizeof(*idx->sites));
+        idx->site_cap = idx->site_count;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < idx->site_count; i++)
+        n += idx->sites[i].tail;
+    if (!n)
+        return;
+    idx->tails = xreallocarray(NULL, n, sizeof(*idx->tails));
+    for (size_t i = 0; i < idx->site_count; i++)
+        if (idx->sites[i].tail)
+            idx->tails[idx->tail_count++] = (uint32_t)i;
+    qsort_r(idx->tails, idx->tail_count, sizeof(*idx->tails), cmp_tail, idx->sites);
+}
+
 void inline_index_finish(struct inline_index *idx)
 {
+    finish_sites(idx);
     abbrev_table_free(&idx->abbrevs);
     free(idx->hash);
     idx->hash = NULL;
@@ -437,6 +537,8 @@ void inline_index_free(struct inline_index *idx)
     if (!idx)
         return;
     free(idx->ranges);
+    free(idx->sites);
+    free(idx->tails);
     free(idx->pool);
     free(idx->hash);
     abbrev_table_free(&idx->abbrevs);
@@ -527,5 +629,40 @@ size_t inline_index_range_count(const struct inline_index *idx) { return idx->co
 
 size_t inline_index_memory(const struct inline_index *idx)
 {
-    return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t);
+    return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t) +
+           idx->site_cap * sizeof(*idx->sites) + idx->tail_count * sizeof(*idx->tails);
+}
+
+const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
+{
+    size_t l = 0, u = idx->site_count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (idx->sites[m].return_pc < return_pc)
+            l = m + 1;
+        else
+            u = m;
+    }
+    /* Two call sites returning to one address: ambiguous, no answer. */
+    if (l >= idx->site_count || idx->sites[l].return_pc != return_pc ||
+        (l + 1 < idx->site_count && idx->sites[l + 1].return_pc == return_pc) || idx->sites[l].target == NO_NAME)
+        return NULL;
+    if (tail)
+        *tail = idx->sites[l].tail;
+    return idx->pool + idx->sites[l].target;
+}
+
+size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
+                               size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < idx->tail_count && n < max; i++) {
+        const struct call_site *s = &idx->sites[idx->tails[i]];
+        if (strcmp(idx->pool + s->caller, caller) != 0)
+            continue;
+        out[n++] = (struct inline_tail_call){
+            .target = s->target == NO_NAME ? NULL : idx->pool + s->target, .return_pc = s->return_pc,
+        };
+    }
+    return n;
 }

@@ -48,6 +48,21 @@ struct inline_frame {
 size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint64_t lowest,
                           struct inline_frame *out, size_t max);
 
+/* Call sites (DW_TAG_call_site, DW_TAG_GNU_call_site) of functions with
+ * code.  The function the call returning to return_pc calls (by its
+ * linkage name, else name), and whether it is a tail call; NULL when there
+ * is no such site, more than one, or its target is not named. */
+const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail);
+/* The tail calls (jumps) that the function named caller makes: target
+ * (NULL if not named) and the address after the jump.  Returns how many
+ * were written (at most max). */
+struct inline_tail_call {
+    const char *target;
+    uint64_t return_pc;
+};
+size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
+                               size_t max);
+
 size_t inline_index_range_count(const struct inline_index *idx);
 size_t inline_index_memory(const struct inline_index *idx);
 

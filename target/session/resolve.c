@@ -5,6 +5,8 @@
 #include "target/session/session.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
+#include "target/symbols/symtab.h"
+#include "target/symbols/tailcall.h"
 #include "target/tracer/modules.h"
 #include "target/unwind/unwind.h"
 
@@ -24,12 +26,92 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
 }
 
 /* The frames of the last pc resolved: sub 0 computes them, the next subs
- * of the same pc read them (the report asks in that order). */
+ * of the same pc read them (the report asks in that order).  First the
+ * physical frame's inlined-call chain, then frames restored from tail
+ * calls between it and its caller, each with the chain at its jump. */
+#define RESOLVE_FRAMES_MAX (SYM_CHAIN_MAX + 2 * TAIL_CHAIN_MAX)
 static struct {
-    struct module *m;
     unsigned n;
-    struct sym_info chain[SYM_CHAIN_MAX];
+    struct sym_info chain[RESOLVE_FRAMES_MAX];
+    struct module *mod[RESOLVE_FRAMES_MAX];
+    uint64_t pc[RESOLVE_FRAMES_MAX];       /* runtime; the stored pc for the physical frame */
+    bool tail[RESOLVE_FRAMES_MAX];
 } last;
+
+/* What a tail-call search needs to know about the callee. */
+struct callee {
+    struct module_map *mm;
+    struct module *m;
+    uint64_t entry;             /* runtime address of its function; 0 if unknown */
+    const char *symbol, *dwarf; /* its names (may be NULL) */
+};
+
+static bool is_callee(void *ctx, const char *name)
+{
+    const struct callee *c = ctx;
+    if ((c->symbol && strcmp(name, c->symbol) == 0) || (c->dwarf && strcmp(name, c->dwarf) == 0))
+        return true;
+    return c->entry && module_export_addr(c->mm, c->m, name) == c->entry;
+}
+
+static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out, size_t max)
+{
+    const struct callee *c = ctx;
+    struct module_map *mm = c->mm;
+    size_t n = 0;
+    for (size_t i = 0; i < mm->count && n < max; i++) {
+        struct module *m = mm->mods[i];
+        struct symbolizer *sym = module_symbolizer(mm, m);
+        if (!sym)
+            continue;
+        struct inline_tail_call calls[16];
+        size_t k = symbolizer_tail_calls(sym, function, calls, sizeof(calls) / sizeof(calls[0]));
+        for (size_t j = 0; j < k && n < max; j++)
+            out[n++] = (struct tail_edge){ .target = calls[j].target, .site = calls[j].return_pc, .owner = m };
+    }
+    return n;
+}
+
+/* Appends the frames tail calls removed between the physical frame just
+ * resolved (at, in m) and its caller (caller_pc, a return address). */
+static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at, uint64_t caller_pc)
+{
+    if (!caller_pc || (caller_pc & UNWIND_PC_EXACT))
+        return; /* no caller, or one a signal interrupted: no call there */
+    uint64_t ret = caller_pc & ~UNWIND_PC_EXACT;
+    struct module *mc = module_find_any(mm, ret - 1);
+    struct symbolizer *symc = mc ? module_symbolizer(mm, mc) : NULL;
+    const char *called = symc ? symbolizer_call_target(symc, ret - mc->bias) : NULL;
+    if (!called)
+        return;
+    struct callee c = { .mm = mm, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL };
+    struct symbolizer *sym = module_symbolizer(mm, m);
+    uint64_t off;
+    if (sym && (c.symbol = symtab_lookup(debug_object_symtab(symbolizer_object(sym)), at - m->bias, &off)))
+        c.entry = at - off;
+    struct tail_oracle o = { .edges = tail_edges, .is_callee = is_callee, .ctx = &c };
+    struct tail_edge e[TAIL_CHAIN_MAX];
+    unsigned n = tailcall_restore(called, &o, e, TAIL_CHAIN_MAX);
+    for (unsigned i = 0; i < n; i++) {
+        struct module *mo = e[i].owner;
+        struct symbolizer *so = module_symbolizer(mm, mo);
+        if (!so || last.n >= RESOLVE_FRAMES_MAX)
+            return;
+        /* The jump's own place: the address before the one it would
+         * have returned to, with the functions inlined there. */
+        unsigned k = symbolizer_lookup_chain(so, e[i].site - 1, &last.chain[last.n], RESOLVE_FRAMES_MAX - last.n,
+                                             NULL);
+        if (!k)
+            return;
+        for (unsigned j = 0; j < k; j++) {
+            last.mod[last.n + j] = mo;
+            last.pc[last.n + j] = e[i].site + mo->bias;
+            last.tail[last.n + j] = false;
+        }
+        last.n += k;
+        last.tail[last.n - 1] = true;
+    }
+}
 
 static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                        struct report_frame *out)
@@ -40,31 +122,42 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
     bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
     uint64_t at = exact ? raw : raw - 1;
     if (out->sub == 0) {
-        last.m = module_find_any(mm, at); /* unloaded libraries too */
         last.n = 0;
-        struct symbolizer *sym = last.m ? module_symbolizer(mm, last.m) : NULL;
+        struct module *m = module_find_any(mm, at); /* unloaded libraries too */
+        struct symbolizer *sym = m ? module_symbolizer(mm, m) : NULL;
+        if (m) {
+            last.n = 1;
+            memset(&last.chain[0], 0, sizeof(last.chain[0]));
+        }
         if (sym) {
             int found;
-            last.n = symbolizer_lookup_chain(sym, at - last.m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            last.n = symbolizer_lookup_chain(sym, at - m->bias, last.chain, SYM_CHAIN_MAX, &found);
             /* A handler returns into the signal trampoline's first byte
              * (__restore_rt): pc-1 lies before the function there. */
             if (!(found & SYM_FOUND_FUNCTION) && at != raw)
-                last.n = symbolizer_lookup_chain(sym, raw - last.m->bias, last.chain, SYM_CHAIN_MAX, &found);
+                last.n = symbolizer_lookup_chain(sym, raw - m->bias, last.chain, SYM_CHAIN_MAX, &found);
             if (!(found & SYM_FOUND_FUNCTION))
                 last.chain[0].function = NULL;
             if (!(found & SYM_FOUND_LINE))
                 last.chain[0].file[0] = 0;
         }
+        for (unsigned i = 0; i < last.n; i++) {
+            last.mod[i] = m;
+            last.pc[i] = raw;
+            last.tail[i] = false;
+        }
+        if (sym)
+            add_tail_frames(mm, m, at, out->caller_pc);
     }
-    struct module *m = last.m;
-    if (!m)
-        return;
-    out->module = m->path;
-    out->offset = raw - m->bias;
     if (out->sub >= last.n)
         return;
+    struct module *m = last.mod[out->sub];
+    out->pc = last.pc[out->sub];
+    out->module = m->path;
+    out->offset = out->pc - m->bias;
     const struct sym_info *info = &last.chain[out->sub];
     out->inlined = info->inlined;
+    out->tail_call = last.tail[out->sub];
     out->more = out->sub + 1 < last.n;
     if (info->function) {
         /* Reports name C++ functions as people write them; a name the

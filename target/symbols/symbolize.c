@@ -122,6 +122,20 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info
     return symbolize_with(s->obj, lines_of(s), link_vaddr, out);
 }
 
+const char *symbolizer_call_target(struct symbolizer *s, uint64_t return_pc)
+{
+    struct line_object *lines = lines_of(s);
+    return lines ? line_object_call_target(lines, return_pc, NULL) : NULL;
+}
+
+size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max)
+{
+    struct line_object *lines = lines_of(s);
+    return lines ? line_object_tail_calls(lines, function, out, max) : 0;
+}
+
+struct debug_object *symbolizer_object(const struct symbolizer *s) { return s->obj; }
+
 size_t symbolizer_memory(const struct symbolizer *s)
 {
     return s->lines ? line_object_memory(s->lines) : 0;

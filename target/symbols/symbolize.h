@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "target/dwarf/info_inline.h"
 #include "target/dwarf/line_index.h"
 #include "target/symbols/debug_object.h"
 
@@ -50,6 +51,13 @@ int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info
  * SYM_FOUND_* bits. */
 unsigned symbolizer_lookup_chain(struct symbolizer *s, uint64_t link_vaddr, struct sym_info *out, unsigned max,
                                  int *found);
+
+/* DWARF call sites of the object (link-time addresses): the function the
+ * call returning to return_pc calls (NULL if unknown or ambiguous), and
+ * the tail calls (jumps) the function named function makes. */
+const char *symbolizer_call_target(struct symbolizer *s, uint64_t return_pc);
+size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max);
+struct debug_object *symbolizer_object(const struct symbolizer *s);
 
 /* Heap bytes held for line lookups (sections kept + index). */
 size_t symbolizer_memory(const struct symbolizer *s);
