@@ -143,7 +143,13 @@ static bool binutils_says_no_line(const char *path, uint64_t a)
         return false;
     FILE *f = popen(cmd, "r");
     char line[2048] = "";
-    bool none = f && fgets(line, sizeof(line), f) && strncmp(line, "??:", 3) == 0;
+    bool none = f && fgets(line, sizeof(line), f);
+    if (none) {
+        /* "??:0", or "FILE:?" (the unit's file, no line). */
+        line[strcspn(line, "\n")] = 0;
+        size_t n = strlen(line);
+        none = strncmp(line, "??:", 3) == 0 || (n >= 2 && strcmp(line + n - 2, ":?") == 0);
+    }
     if (f)
         pclose(f);
     return none;

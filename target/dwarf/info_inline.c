@@ -339,6 +339,61 @@ static void add_call_site(struct inline_index *idx, const struct unit_walk *w, c
     };
 }
 
+/* A set of pool offsets (open addressing; offset + 1 stored, 0 = empty). */
+struct name_set {
+    uint32_t *slot;
+    size_t cap;
+};
+
+static void name_set_add(struct name_set *set, uint32_t name)
+{
+    size_t j = (name * 2654435761u) & (set->cap - 1);
+    while (set->slot[j] && set->slot[j] != name + 1)
+        j = (j + 1) & (set->cap - 1);
+    set->slot[j] = name + 1;
+}
+
+static bool name_set_has(const struct name_set *set, uint32_t name)
+{
+    size_t j = (name * 2654435761u) & (set->cap - 1);
+    for (; set->slot[j]; j = (j + 1) & (set->cap - 1))
+        if (set->slot[j] == name + 1)
+            return true;
+    return false;
+}
+
+/* Only call sites a tail-call search can use are kept: the jumps, and the
+ * calls of a named function that either makes jumps itself or has no code
+ * here (another module may define it).  A call of a function of this
+ * object that makes no jump can never start a chain.  Run on the sites and
+ * ranges from site_first and range_first on: after each unit (a function's
+ * jumps are in its own unit) and once more over the whole object. */
+static void filter_sites(struct inline_index *idx, size_t site_first, size_t range_first)
+{
+    size_t entries = (idx->count - range_first) + (idx->site_count - site_first) + 1, cap = 16;
+    while (cap < entries * 2)
+        cap *= 2;
+    struct name_set defined = { xcalloc(cap, sizeof(uint32_t)), cap };
+    struct name_set jumpers = { xcalloc(cap, sizeof(uint32_t)), cap };
+    for (size_t i = range_first; i < idx->count; i++)
+        if (!idx->ranges[i].inlined)
+            name_set_add(&defined, idx->ranges[i].name_depth >> 8);
+    for (size_t i = site_first; i < idx->site_count; i++)
+        if (idx->sites[i].tail)
+            name_set_add(&jumpers, idx->sites[i].caller);
+    size_t out = site_first;
+    for (size_t i = site_first; i < idx->site_count; i++) {
+        const struct call_site *c = &idx->sites[i];
+        if (c->target == NO_NAME)
+            continue;
+        if (c->tail || !name_set_has(&defined, c->target) || name_set_has(&jumpers, c->target))
+            idx->sites[out++] = *c;
+    }
+    idx->site_count = out;
+    free(defined.slot);
+    free(jumpers.slot);
+}
+
 /* The unit DIE's bases, which its other DIEs' addresses need. */
 static void read_unit_bases(const struct dwarf_sections *secs, const struct info_cu *cu, struct unit_walk *w)
 {
@@ -461,7 +516,10 @@ void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections
     /* Many DIEs may share one long range list: bound the work by the
      * unit's size (real units stay far below). */
     uint64_t range_budget = (cu.next_offset - cu.offset) + 4096;
+    size_t site_first = idx->site_count, range_first = idx->count;
     index_unit(idx, secs, &cu, span_base, &range_budget);
+    if (idx->site_count > site_first)
+        filter_sites(idx, site_first, range_first);
 }
 
 static int cmp_site(const void *a, const void *b)
@@ -481,11 +539,15 @@ static void finish_sites(struct inline_index *idx)
 {
     if (idx->site_count > UINT32_MAX)
         idx->site_count = UINT32_MAX;
+    filter_sites(idx, 0, 0);
     if (idx->site_count) {
         qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
         idx->sites = xreallocarray(idx->sites, idx->site_count, sizeof(*idx->sites));
-        idx->site_cap = idx->site_count;
+    } else {
+        free(idx->sites);
+        idx->sites = NULL;
     }
+    idx->site_cap = idx->site_count;
     size_t n = 0;
     for (size_t i = 0; i < idx->site_count; i++)
         n += idx->sites[i].tail;

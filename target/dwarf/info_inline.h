@@ -49,9 +49,11 @@ size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint
                           struct inline_frame *out, size_t max);
 
 /* Call sites (DW_TAG_call_site, DW_TAG_GNU_call_site) of functions with
- * code.  The function the call returning to return_pc calls (by its
- * linkage name, else name), and whether it is a tail call; NULL when there
- * is no such site, more than one, or its target is not named. */
+ * code, as far as a tail-call search can use them: jumps, and calls of
+ * functions that make jumps or have no code in this object.  The function
+ * the call returning to return_pc calls (by its linkage name, else name),
+ * and whether it is a tail call; NULL when there is no such site (or it
+ * was not kept), more than one, or its target is not named. */
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail);
 /* The tail calls (jumps) that the function named caller makes: target
  * (NULL if not named) and the address after the jump.  Returns how many

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/xalloc.h"
 #include "target/session/session.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
@@ -46,12 +47,38 @@ struct callee {
     const char *symbol, *dwarf; /* its names (may be NULL) */
 };
 
+/* Exported addresses looked up lately (each lookup reads the dynamic
+ * symbol table): a report asks about the same few names for every stack. */
+#define EXPORT_CACHE 64
+static struct {
+    const struct module *m;
+    uint64_t start, bias, addr;
+    char *name;
+} export_cache[EXPORT_CACHE];
+
+static uint64_t export_addr(struct module_map *mm, struct module *m, const char *name)
+{
+    uint64_t h = 1469598103934665603ull ^ (uintptr_t)m;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    typeof(&export_cache[0]) e = &export_cache[h % EXPORT_CACHE];
+    if (e->name && e->m == m && e->start == m->start && e->bias == m->bias && strcmp(e->name, name) == 0)
+        return e->addr;
+    free(e->name);
+    e->m = m;
+    e->start = m->start;
+    e->bias = m->bias;
+    e->name = xstrdup(name);
+    e->addr = module_export_addr(mm, m, name);
+    return e->addr;
+}
+
 static bool is_callee(void *ctx, const char *name)
 {
     const struct callee *c = ctx;
     if ((c->symbol && strcmp(name, c->symbol) == 0) || (c->dwarf && strcmp(name, c->dwarf) == 0))
         return true;
-    return c->entry && module_export_addr(c->mm, c->m, name) == c->entry;
+    return c->entry && export_addr(c->mm, c->m, name) == c->entry;
 }
 
 static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out, size_t max)
