@@ -20,10 +20,15 @@ struct inline_range {
      * call that is all of its caller's body has the caller's range, and
      * then the deeper one is the innermost. */
     uint32_t name_depth;
-    /* Of an inlined subroutine: where it was called from, file number in
-     * its unit's line table (at line_offset in .debug_line). */
-    uint32_t call_line, call_file, line_offset;
-    bool inlined;
+    /* Of an inlined subroutine: the line it was called from, and where
+     * (1 + index in wheres); 0 for a subprogram. */
+    uint32_t call_line, where;
+};
+
+/* A call_file: file number in the line table at line_offset (UINT32_MAX
+ * when unknown).  Few distinct ones, shared by many ranges. */
+struct call_where {
+    uint32_t line_offset, file;
 };
 
 #define NAME_POOL_MAX (UINT32_MAX >> 8)
@@ -45,6 +50,10 @@ struct inline_index {
     size_t site_count, site_cap;
     uint32_t *tails;              /* indexes of tail sites, by caller name */
     size_t tail_count;
+    struct call_where *wheres;
+    size_t where_count, where_cap;
+    uint32_t *where_hash;         /* while building: 1 + index, 0 = empty */
+    size_t where_hash_cap;
     uint32_t cur_caller;          /* while building: the subprogram being walked */
     unsigned cur_depth;
     char *pool;
@@ -249,9 +258,50 @@ struct emit_ctx {
     uint64_t *range_budget;
     uint32_t name;
     unsigned depth;
-    uint32_t call_line, call_file, line_offset;
-    bool inlined;
+    uint32_t call_line, where;
 };
+
+static uint64_t hash_where(struct call_where w)
+{
+    return ((uint64_t)w.line_offset * 0x9e3779b97f4a7c15ull) ^ (w.file * 0xc2b2ae3d27d4eb4full);
+}
+
+static void where_rehash(struct inline_index *idx, size_t cap)
+{
+    free(idx->where_hash);
+    idx->where_hash = xcalloc(cap, sizeof(*idx->where_hash));
+    idx->where_hash_cap = cap;
+    for (size_t i = 0; i < idx->where_count; i++) {
+        size_t j = hash_where(idx->wheres[i]) & (cap - 1);
+        while (idx->where_hash[j])
+            j = (j + 1) & (cap - 1);
+        idx->where_hash[j] = (uint32_t)i + 1;
+    }
+}
+
+/* 1 + the index of w in wheres (added when new); 0 when full. */
+static uint32_t intern_where(struct inline_index *idx, struct call_where w)
+{
+    if (idx->where_hash_cap == 0)
+        where_rehash(idx, 256);
+    size_t j = hash_where(w) & (idx->where_hash_cap - 1);
+    for (; idx->where_hash[j]; j = (j + 1) & (idx->where_hash_cap - 1)) {
+        const struct call_where *o = &idx->wheres[idx->where_hash[j] - 1];
+        if (o->line_offset == w.line_offset && o->file == w.file)
+            return idx->where_hash[j];
+    }
+    if (idx->where_count >= UINT32_MAX - 1)
+        return 0;
+    if (idx->where_count == idx->where_cap) {
+        idx->where_cap = idx->where_cap ? idx->where_cap * 2 : 64;
+        idx->wheres = xreallocarray(idx->wheres, idx->where_cap, sizeof(*idx->wheres));
+    }
+    idx->wheres[idx->where_count++] = w;
+    idx->where_hash[j] = (uint32_t)idx->where_count;
+    if (idx->where_count * 2 > idx->where_hash_cap)
+        where_rehash(idx, idx->where_hash_cap * 2);
+    return (uint32_t)idx->where_count;
+}
 
 static void add_range(void *ctx, uint64_t lo, uint64_t hi)
 {
@@ -269,7 +319,7 @@ static void add_range(void *ctx, uint64_t lo, uint64_t hi)
     }
     idx->ranges[idx->count++] = (struct inline_range){
         .lo = lo, .size = (uint32_t)(hi - lo), .name_depth = e->name << 8 | (e->depth > 255 ? 255 : e->depth),
-        .call_line = e->call_line, .call_file = e->call_file, .line_offset = e->line_offset, .inlined = e->inlined,
+        .call_line = e->call_line, .where = e->where,
     };
 }
 
@@ -285,16 +335,16 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
         name = origin_name(w, a->origin);
     struct emit_ctx e = { .idx = idx, .depth = depth, .range_budget = range_budget };
     if (a->tag == DW_TAG_inlined_subroutine) {
-        e.inlined = true;
         /* Without a line table (or beyond 4 GiB) the call site stays unknown. */
-        if (w->cu->has_stmt_list && w->cu->stmt_list <= UINT32_MAX && a->call_file <= UINT32_MAX &&
+        struct call_where where = { .line_offset = UINT32_MAX };
+        if (w->cu->has_stmt_list && w->cu->stmt_list < UINT32_MAX && a->call_file < UINT32_MAX &&
             a->call_line <= UINT32_MAX) {
-            e.line_offset = (uint32_t)w->cu->stmt_list;
-            e.call_file = (uint32_t)a->call_file;
+            where = (struct call_where){ (uint32_t)w->cu->stmt_list, (uint32_t)a->call_file };
             e.call_line = (uint32_t)a->call_line;
-        } else {
-            e.line_offset = UINT32_MAX;
         }
+        e.where = intern_where(idx, where);
+        if (!e.where)
+            return; /* cannot happen with real data: 4 billion distinct call files */
     }
     if (!name || !intern(idx, name, &e.name))
         return;
@@ -376,7 +426,7 @@ static void filter_sites(struct inline_index *idx, size_t site_first, size_t ran
     struct name_set defined = { xcalloc(cap, sizeof(uint32_t)), cap };
     struct name_set jumpers = { xcalloc(cap, sizeof(uint32_t)), cap };
     for (size_t i = range_first; i < idx->count; i++)
-        if (!idx->ranges[i].inlined)
+        if (!idx->ranges[i].where)
             name_set_add(&defined, idx->ranges[i].name_depth >> 8);
     for (size_t i = site_first; i < idx->site_count; i++)
         if (idx->sites[i].tail)
@@ -567,6 +617,13 @@ void inline_index_finish(struct inline_index *idx)
     free(idx->hash);
     idx->hash = NULL;
     idx->hash_cap = 0;
+    free(idx->where_hash);
+    idx->where_hash = NULL;
+    idx->where_hash_cap = 0;
+    if (idx->where_count) {
+        idx->wheres = xreallocarray(idx->wheres, idx->where_count, sizeof(*idx->wheres));
+        idx->where_cap = idx->where_count;
+    }
     sort_ranges(idx);
     if (idx->count) {
         idx->ranges = xreallocarray(idx->ranges, idx->count, sizeof(*idx->ranges));
@@ -601,6 +658,8 @@ void inline_index_free(struct inline_index *idx)
     free(idx->ranges);
     free(idx->sites);
     free(idx->tails);
+    free(idx->wheres);
+    free(idx->where_hash);
     free(idx->pool);
     free(idx->hash);
     abbrev_table_free(&idx->abbrevs);
@@ -678,10 +737,11 @@ size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint
         if (!r)
             continue;
         out[n++] = (struct inline_frame){
-            .name = idx->pool + (r->name_depth >> 8), .inlined = r->inlined, .call_line = r->call_line,
-            .call_file = r->call_file, .line_offset = r->line_offset,
+            .name = idx->pool + (r->name_depth >> 8), .inlined = r->where != 0, .call_line = r->call_line,
+            .call_file = r->where ? idx->wheres[r->where - 1].file : 0,
+            .line_offset = r->where ? idx->wheres[r->where - 1].line_offset : UINT32_MAX,
         };
-        if (!r->inlined)
+        if (!r->where)
             break;
     }
     return n;
@@ -692,7 +752,8 @@ size_t inline_index_range_count(const struct inline_index *idx) { return idx->co
 size_t inline_index_memory(const struct inline_index *idx)
 {
     return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t) +
-           idx->site_cap * sizeof(*idx->sites) + idx->tail_count * sizeof(*idx->tails);
+           idx->site_cap * sizeof(*idx->sites) + idx->tail_count * sizeof(*idx->tails) +
+           idx->where_cap * sizeof(*idx->wheres) + idx->where_hash_cap * sizeof(uint32_t);
 }
 
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)

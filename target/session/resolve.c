@@ -43,6 +43,11 @@ static struct {
 struct callee {
     struct module_map *mm;
     struct module *m;
+    /* Modules whose DWARF may define a function of the chain: the
+     * caller's, and those a jump of this search was found in (a static
+     * function is called from its own module only). */
+    struct module *near[TAIL_CHAIN_MAX + 1];
+    unsigned nnear;
     uint64_t entry;             /* runtime address of its function; 0 if unknown */
     const char *symbol, *dwarf; /* its names (may be NULL) */
 };
@@ -83,16 +88,25 @@ static bool is_callee(void *ctx, const char *name)
 
 static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out, size_t max)
 {
-    const struct callee *c = ctx;
+    struct callee *c = ctx;
     struct module_map *mm = c->mm;
     size_t n = 0;
     for (size_t i = 0; i < mm->count && n < max; i++) {
         struct module *m = mm->mods[i];
+        bool near = false;
+        for (unsigned j = 0; j < c->nnear; j++)
+            near |= c->near[j] == m;
+        /* Other modules only for a function they export (their DWARF is
+         * then read: not for every module at every search). */
+        if (!near && !export_addr(mm, m, function))
+            continue;
         struct symbolizer *sym = module_symbolizer(mm, m);
         if (!sym)
             continue;
         struct inline_tail_call calls[16];
         size_t k = symbolizer_tail_calls(sym, function, calls, sizeof(calls) / sizeof(calls[0]));
+        if (k && !near && c->nnear < sizeof(c->near) / sizeof(c->near[0]))
+            c->near[c->nnear++] = m;
         for (size_t j = 0; j < k && n < max; j++)
             out[n++] = (struct tail_edge){ .target = calls[j].target, .site = calls[j].return_pc, .owner = m };
     }
@@ -111,7 +125,8 @@ static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at
     const char *called = symc ? symbolizer_call_target(symc, ret - mc->bias) : NULL;
     if (!called)
         return;
-    struct callee c = { .mm = mm, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL };
+    struct callee c = { .mm = mm, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL,
+                        .near = { mc }, .nnear = 1 };
     struct symbolizer *sym = module_symbolizer(mm, m);
     uint64_t off;
     if (sym && (c.symbol = symtab_lookup(debug_object_symtab(symbolizer_object(sym)), at - m->bias, &off)))
