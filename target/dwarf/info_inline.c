@@ -43,13 +43,22 @@ struct call_site {
     bool tail;
 };
 
+struct call_entry {
+    uint32_t pc_offset, target;
+};
+
 struct inline_index {
     struct inline_range *ranges;
     size_t count, cap;
-    struct call_site *sites;      /* by return_pc */
+    struct call_site *sites;      /* while building */
     size_t site_count, site_cap;
-    uint32_t *tails;              /* indexes of tail sites, by caller name */
-    size_t tail_count;
+    /* Then the calls (8 bytes each, by return_pc - call_base) and the
+     * jumps (by caller name). */
+    struct call_entry *calls;
+    size_t call_count;
+    uint64_t call_base;
+    struct call_site *jumps;
+    size_t jump_count;
     struct call_where *wheres;
     size_t where_count, where_cap;
     uint32_t *where_hash;         /* while building: 1 + index, 0 = empty */
@@ -578,36 +587,41 @@ static int cmp_site(const void *a, const void *b)
     return x->return_pc < y->return_pc ? -1 : x->return_pc > y->return_pc;
 }
 
-static int cmp_tail(const void *a, const void *b, void *sites)
+static int cmp_jump(const void *a, const void *b)
 {
-    const struct call_site *x = (const struct call_site *)sites + *(const uint32_t *)a;
-    const struct call_site *y = (const struct call_site *)sites + *(const uint32_t *)b;
+    const struct call_site *x = a, *y = b;
     return x->caller < y->caller ? -1 : x->caller > y->caller;
 }
 
 static void finish_sites(struct inline_index *idx)
 {
-    if (idx->site_count > UINT32_MAX)
-        idx->site_count = UINT32_MAX;
     filter_sites(idx, 0, 0);
-    if (idx->site_count) {
-        qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
-        idx->sites = xreallocarray(idx->sites, idx->site_count, sizeof(*idx->sites));
-    } else {
-        free(idx->sites);
-        idx->sites = NULL;
+    qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
+    size_t calls = 0, jumps = 0;
+    for (size_t i = 0; i < idx->site_count; i++)
+        idx->sites[i].tail ? jumps++ : calls++;
+    if (calls) {
+        idx->calls = xreallocarray(NULL, calls, sizeof(*idx->calls));
+        idx->call_base = UINT64_MAX;
+        for (size_t i = 0; i < idx->site_count; i++)
+            if (!idx->sites[i].tail && idx->sites[i].return_pc < idx->call_base)
+                idx->call_base = idx->sites[i].return_pc;
     }
-    idx->site_cap = idx->site_count;
-    size_t n = 0;
-    for (size_t i = 0; i < idx->site_count; i++)
-        n += idx->sites[i].tail;
-    if (!n)
-        return;
-    idx->tails = xreallocarray(NULL, n, sizeof(*idx->tails));
-    for (size_t i = 0; i < idx->site_count; i++)
-        if (idx->sites[i].tail)
-            idx->tails[idx->tail_count++] = (uint32_t)i;
-    qsort_r(idx->tails, idx->tail_count, sizeof(*idx->tails), cmp_tail, idx->sites);
+    if (jumps)
+        idx->jumps = xreallocarray(NULL, jumps, sizeof(*idx->jumps));
+    for (size_t i = 0; i < idx->site_count; i++) {
+        const struct call_site *c = &idx->sites[i];
+        if (c->tail)
+            idx->jumps[idx->jump_count++] = *c;
+        else if (c->return_pc - idx->call_base <= UINT32_MAX) /* beyond: dropped */
+            idx->calls[idx->call_count++] = (struct call_entry){ (uint32_t)(c->return_pc - idx->call_base),
+                                                                  c->target };
+    }
+    if (idx->jump_count > 1)
+        qsort(idx->jumps, idx->jump_count, sizeof(*idx->jumps), cmp_jump);
+    free(idx->sites);
+    idx->sites = NULL;
+    idx->site_count = idx->site_cap = 0;
 }
 
 void inline_index_finish(struct inline_index *idx)
@@ -657,7 +671,8 @@ void inline_index_free(struct inline_index *idx)
         return;
     free(idx->ranges);
     free(idx->sites);
-    free(idx->tails);
+    free(idx->calls);
+    free(idx->jumps);
     free(idx->wheres);
     free(idx->where_hash);
     free(idx->pool);
@@ -752,35 +767,39 @@ size_t inline_index_range_count(const struct inline_index *idx) { return idx->co
 size_t inline_index_memory(const struct inline_index *idx)
 {
     return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t) +
-           idx->site_cap * sizeof(*idx->sites) + idx->tail_count * sizeof(*idx->tails) +
+           idx->site_cap * sizeof(*idx->sites) + idx->call_count * sizeof(*idx->calls) +
+           idx->jump_count * sizeof(*idx->jumps) +
            idx->where_cap * sizeof(*idx->wheres) + idx->where_hash_cap * sizeof(uint32_t);
 }
 
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
 {
-    size_t l = 0, u = idx->site_count;
+    if (tail)
+        *tail = false; /* jumps return nowhere: only calls are looked up */
+    if (!idx->call_count || return_pc < idx->call_base || return_pc - idx->call_base > UINT32_MAX)
+        return NULL;
+    uint32_t off = (uint32_t)(return_pc - idx->call_base);
+    size_t l = 0, u = idx->call_count;
     while (l < u) {
         size_t m = l + (u - l) / 2;
-        if (idx->sites[m].return_pc < return_pc)
+        if (idx->calls[m].pc_offset < off)
             l = m + 1;
         else
             u = m;
     }
     /* Two call sites returning to one address: ambiguous, no answer. */
-    if (l >= idx->site_count || idx->sites[l].return_pc != return_pc ||
-        (l + 1 < idx->site_count && idx->sites[l + 1].return_pc == return_pc) || idx->sites[l].target == NO_NAME)
+    if (l >= idx->call_count || idx->calls[l].pc_offset != off ||
+        (l + 1 < idx->call_count && idx->calls[l + 1].pc_offset == off))
         return NULL;
-    if (tail)
-        *tail = idx->sites[l].tail;
-    return idx->pool + idx->sites[l].target;
+    return idx->pool + idx->calls[l].target;
 }
 
 size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
                                size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < idx->tail_count && n < max; i++) {
-        const struct call_site *s = &idx->sites[idx->tails[i]];
+    for (size_t i = 0; i < idx->jump_count && n < max; i++) {
+        const struct call_site *s = &idx->jumps[i];
         if (strcmp(idx->pool + s->caller, caller) != 0)
             continue;
         out[n++] = (struct inline_tail_call){
