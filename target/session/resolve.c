@@ -194,6 +194,8 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
     if (out->sub >= last.n)
         return;
     struct module *m = last.mod[out->sub];
+    if (!m)
+        return;
     out->pc = last.pc[out->sub];
     out->module = m->path;
     out->offset = out->pc - m->bias;
