@@ -21,13 +21,7 @@ command -v eu-addr2line >/dev/null || skip "eu-addr2line (elfutils) not installe
 
 gcc ${MT_TARGET_CFLAGS:-} -g -O2 -fPIC -shared -o libinline.so "$D/inline_lib.c" || fail "build lib"
 gcc ${MT_TARGET_CFLAGS:-} -g -O2 -o inline_main "$D/inline_main.c" -L. -linline || fail "build main"
-libc=$(ldd /bin/true | awk '/libc\.so/{print $3}')
-libc_debug=
-if [ -n "$libc" ]; then
-    id=$(readelf -n "$libc" | awk '/Build ID/{print $3}')
-    cand=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-    [ -r "$cand" ] && libc_debug=$cand
-fi
+libc_debug=$(libc_debug_file)
 
 bad=0
 check() { "$@" || bad=$((bad + 1)); }

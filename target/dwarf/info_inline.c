@@ -685,7 +685,8 @@ void inline_index_free(struct inline_index *idx)
  * the nearest start below the address is plenty for real code. */
 #define INLINE_LOOKBACK 4096
 
-const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+/* How many ranges start at or below address (they come first). */
+static size_t ranges_up_to(const struct inline_index *idx, uint64_t address)
 {
     size_t l = 0, u = idx->count;
     while (l < u) {
@@ -695,13 +696,29 @@ const char *inline_index_lookup(const struct inline_index *idx, uint64_t address
         else
             u = m;
     }
-    const struct inline_range *best = NULL;
-    for (size_t i = l, steps = 0; i > 0 && steps < INLINE_LOOKBACK; i--, steps++) {
-        const struct inline_range *r = &idx->ranges[i - 1];
+    return l;
+}
+
+/* The ranges covering address that start at or above lowest, nearest
+ * start first: *i starts at ranges_up_to(); NULL when done. */
+static const struct inline_range *next_covering(const struct inline_index *idx, size_t *i, size_t *steps,
+                                                uint64_t address, uint64_t lowest)
+{
+    for (; *i > 0 && *steps < INLINE_LOOKBACK; (*steps)++) {
+        const struct inline_range *r = &idx->ranges[--*i];
         if (r->lo < lowest)
-            break;
-        if (address - r->lo >= r->size)
-            continue;
+            return NULL;
+        if (address - r->lo < r->size)
+            return r;
+    }
+    return NULL;
+}
+
+const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+{
+    size_t i = ranges_up_to(idx, address), steps = 0;
+    const struct inline_range *best = NULL, *r;
+    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
         /* Smallest wins, then deepest; scanning backwards, an equal one
          * met later is earlier in DIE order and wins too. */
         unsigned depth = r->name_depth & 0xff, best_depth = best ? best->name_depth & 0xff : 0;
@@ -716,25 +733,13 @@ size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint
 {
     if (max == 0)
         return 0;
-    size_t l = 0, u = idx->count;
-    while (l < u) {
-        size_t m = l + (u - l) / 2;
-        if (idx->ranges[m].lo <= address)
-            l = m + 1;
-        else
-            u = m;
-    }
+    size_t i = ranges_up_to(idx, address), steps = 0;
     /* The best range at each DIE depth (as inline_index_lookup chooses
      * among ranges of one depth): inlined calls nest by depth. */
-    const struct inline_range *at[256] = { 0 };
+    const struct inline_range *at[256] = { 0 }, *r;
     unsigned deepest = 0;
     bool any = false;
-    for (size_t i = l, steps = 0; i > 0 && steps < INLINE_LOOKBACK; i--, steps++) {
-        const struct inline_range *r = &idx->ranges[i - 1];
-        if (r->lo < lowest)
-            break;
-        if (address - r->lo >= r->size)
-            continue;
+    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
         unsigned d = r->name_depth & 0xff;
         if (!at[d] || r->size <= at[d]->size)
             at[d] = r;
@@ -748,15 +753,15 @@ size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint
      * subroutine's caller is the function around it). */
     size_t n = 0;
     for (unsigned d = deepest + 1; d-- > 0 && n < max;) {
-        const struct inline_range *r = at[d];
-        if (!r)
+        const struct inline_range *f = at[d];
+        if (!f)
             continue;
         out[n++] = (struct inline_frame){
-            .name = idx->pool + (r->name_depth >> 8), .inlined = r->where != 0, .call_line = r->call_line,
-            .call_file = r->where ? idx->wheres[r->where - 1].file : 0,
-            .line_offset = r->where ? idx->wheres[r->where - 1].line_offset : UINT32_MAX,
+            .name = idx->pool + (f->name_depth >> 8), .inlined = f->where != 0, .call_line = f->call_line,
+            .call_file = f->where ? idx->wheres[f->where - 1].file : 0,
+            .line_offset = f->where ? idx->wheres[f->where - 1].line_offset : UINT32_MAX,
         };
-        if (!r->where)
+        if (!f->where)
             break;
     }
     return n;
