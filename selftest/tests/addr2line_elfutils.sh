@@ -153,6 +153,15 @@ for entry in "${files[@]}"; do
               for (i = 0; i < n && NR > 0; i++) printf "0x%x\n", a[int(rand() * NR) + 1] + int(rand() * 3) - 1
               if (tsize != "0") { lo = hex(tlo); sz = hex(tsize)
                   for (i = 0; i < n / 4; i++) printf "0x%x\n", lo + int(rand() * sz) } }' rows.txt >addrs.txt
+    # Every sequence's end address (readelf's "-" rows) and the byte after
+    # it: at and past a sequence's end there is no line unless another
+    # sequence starts there.
+    readelf -wL "$rows_from" 2>/dev/null | awk '$2 == "-" && $3 ~ /^0x[0-9a-f]+$/ {print $3}' | head -n 300 |
+        awk 'function hex(s,  v, i) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+                 for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+                 return v }
+             { print $1; printf "0x%x\n", hex($1) + 1 }' >ends.txt
+    cat ends.txt >>addrs.txt
     xargs $oracle -f -e "$f" <addrs.txt >eu2.txt
     xargs "$MEMTRACE" --addr2line "$f" <addrs.txt >ours2.txt 2>ours.err
     if [ "$(wc -l <ours2.txt)" -ne $((2 * $(wc -l <addrs.txt))) ]; then
@@ -205,6 +214,19 @@ for entry in "${files[@]}"; do
             $2 ~ /^\?\?:/ || $2 ~ /:\?$/ { ok++; next }
             { bad++; if (bad <= 10) print "  PAST-END " $1 ": binutils " $2 ", memtrace ??:0" > "/dev/stderr" }
             END { print ok + 0, bad + 0 }')
+    fi
+    # At every sequence end: where binutils has no line, memtrace must have
+    # none either (whatever eu-addr2line says).
+    ends_bad=0
+    if [ -s ends.txt ] && command -v addr2line >/dev/null; then
+        xargs addr2line -e "$f" <ends.txt | sed -E 's/ \(discriminator [0-9]+\)$//' >bu_ends.txt
+        xargs "$MEMTRACE" --addr2line "$f" <ends.txt | awk 'NR % 2 == 0' >ours_ends.txt
+        ends_bad=$(paste -d '\t' ends.txt bu_ends.txt ours_ends.txt | awk -F '\t' '
+            ($2 ~ /^\?\?:/ || $2 ~ /:\?$/) && $3 !~ /^\?\?:/ {
+                if (++n <= 5) print "  SEQUENCE END " $1 ": binutils " $2 ", memtrace " $3 > "/dev/stderr" }
+            END { print n + 0 }')
+        echo "$f: $(wc -l <ends.txt) sequence-end addresses, $ends_bad with a line where binutils has none"
+        total_bad=$((total_bad + ends_bad))
     fi
     read -r agree bad < <(paste -d '\t' addrs.txt eu.txt ours.txt | awk -F '\t' -v judged="$( [ "$oracle" = eu-addr2line ] && echo 1)" '
         $2 ~ /^\?\?:/ || $2 ~ /:[0?]$/ { next }

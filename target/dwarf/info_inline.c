@@ -596,7 +596,8 @@ static int cmp_jump(const void *a, const void *b)
 static void finish_sites(struct inline_index *idx)
 {
     filter_sites(idx, 0, 0);
-    qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
+    if (idx->site_count > 1)
+        qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
     size_t calls = 0, jumps = 0;
     for (size_t i = 0; i < idx->site_count; i++)
         idx->sites[i].tail ? jumps++ : calls++;
