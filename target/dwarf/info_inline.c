@@ -52,6 +52,7 @@ struct inline_index {
     size_t count, cap;
     struct call_site *sites;      /* while building */
     size_t site_count, site_cap;
+    size_t sites_filtered;        /* site_count after the last whole filter */
     /* Then the calls (8 bytes each, by return_pc - call_base) and the
      * jumps (by caller name). */
     struct call_entry *calls;
@@ -398,27 +399,17 @@ static void add_call_site(struct inline_index *idx, const struct unit_walk *w, c
     };
 }
 
-/* A set of pool offsets (open addressing; offset + 1 stored, 0 = empty). */
+/* A set of names, as one bit per byte offset of the pool (names are
+ * pool offsets): a few KiB where a hash set would take hundreds. */
 struct name_set {
-    uint32_t *slot;
-    size_t cap;
+    uint8_t *bits;
 };
 
-static void name_set_add(struct name_set *set, uint32_t name)
-{
-    size_t j = (name * 2654435761u) & (set->cap - 1);
-    while (set->slot[j] && set->slot[j] != name + 1)
-        j = (j + 1) & (set->cap - 1);
-    set->slot[j] = name + 1;
-}
+static void name_set_add(struct name_set *set, uint32_t name) { set->bits[name >> 3] |= (uint8_t)(1u << (name & 7)); }
 
 static bool name_set_has(const struct name_set *set, uint32_t name)
 {
-    size_t j = (name * 2654435761u) & (set->cap - 1);
-    for (; set->slot[j]; j = (j + 1) & (set->cap - 1))
-        if (set->slot[j] == name + 1)
-            return true;
-    return false;
+    return set->bits[name >> 3] & (1u << (name & 7));
 }
 
 /* Only call sites a tail-call search can use are kept: the jumps, and the
@@ -429,11 +420,9 @@ static bool name_set_has(const struct name_set *set, uint32_t name)
  * jumps are in its own unit) and once more over the whole object. */
 static void filter_sites(struct inline_index *idx, size_t site_first, size_t range_first)
 {
-    size_t entries = (idx->count - range_first) + (idx->site_count - site_first) + 1, cap = 16;
-    while (cap < entries * 2)
-        cap *= 2;
-    struct name_set defined = { xcalloc(cap, sizeof(uint32_t)), cap };
-    struct name_set jumpers = { xcalloc(cap, sizeof(uint32_t)), cap };
+    size_t bytes = idx->pool_used / 8 + 1;
+    struct name_set defined = { xcalloc(bytes, 1) };
+    struct name_set jumpers = { xcalloc(bytes, 1) };
     for (size_t i = range_first; i < idx->count; i++)
         if (!idx->ranges[i].where)
             name_set_add(&defined, idx->ranges[i].name_depth >> 8);
@@ -449,8 +438,8 @@ static void filter_sites(struct inline_index *idx, size_t site_first, size_t ran
             idx->sites[out++] = *c;
     }
     idx->site_count = out;
-    free(defined.slot);
-    free(jumpers.slot);
+    free(defined.bits);
+    free(jumpers.bits);
 }
 
 /* The unit DIE's bases, which its other DIEs' addresses need. */
@@ -579,6 +568,12 @@ void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections
     index_unit(idx, secs, &cu, span_base, &range_budget);
     if (idx->site_count > site_first)
         filter_sites(idx, site_first, range_first);
+    /* Calls of functions a later unit defines without jumps go too, now
+     * and then, rather than all at the end: the array stays small. */
+    if (idx->site_count >= 1024 && idx->site_count >= 2 * idx->sites_filtered) {
+        filter_sites(idx, 0, 0);
+        idx->sites_filtered = idx->site_count;
+    }
 }
 
 static int cmp_site(const void *a, const void *b)
