@@ -58,13 +58,22 @@ endif
 ifeq ($(ARCH),i386)
 ARCH_CFLAGS := -m32
 endif
+# The C++ demangler is libiberty's (c++filt's own): Debian's libiberty-dev
+# when it serves this build's architecture, else the same sources from
+# binutils-source, built by selftest/cross-iberty.sh.
+IBERTY_LIB := $(shell $(CC) $(ARCH_CFLAGS) -print-file-name=libiberty.a)
+ifeq ($(wildcard $(IBERTY_LIB)),)
+CROSS_IBERTY := $(BUILD)/iberty/libiberty.a
+IBERTY_LIB := $(CROSS_IBERTY)
+IBERTY_CFLAGS := -I$(BUILD)/iberty/include
+endif
 
 OPT ?= -O2
 WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= $(OPT) -g
 # 64-bit file offsets also on 32-bit CPUs: /proc/PID/mem is written at the
 # target's addresses, which lie above 2 GiB there.
-ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(CFLAGS)
+ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. $(IBERTY_CFLAGS) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := $(ARCH_CFLAGS) $(CROSS_LDFLAGS) $(LDFLAGS)
 
@@ -96,7 +105,7 @@ HOST_LDFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_LDFLAGS))
 HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) $(SHARED_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o)
 MAIN_OBJ := $(BUILD)/obj/target/main.o
 
-TARGET_LIBS := -lz -lpthread
+TARGET_LIBS := $(IBERTY_LIB) -lz -lpthread
 # libelf (unit-test oracle only): the 32-bit build links Debian's
 # libelf1:i386 by path, the headers being the same for every architecture.
 UNIT_LIBELF := -lelf
@@ -129,7 +138,7 @@ CROSS_TOOLS := $(patsubst selftest/cross/%.c,$(BUILD)/cross/%,$(wildcard selftes
 all: $(BUILD)/memtrace $(CROSS_TOOLS)
 endif
 
-$(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB)
+$(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -139,6 +148,9 @@ $(BUILD)/libmt.a: $(LIB_OBJS)
 
 $(BUILD)/zlib/libz.a:
 	selftest/cross-zlib.sh $(BUILD)/zlib $(CC) $(ARCH_CFLAGS)
+
+$(BUILD)/iberty/libiberty.a:
+	selftest/cross-iberty.sh $(BUILD)/iberty $(CC) $(ARCH_CFLAGS)
 
 $(BUILD)/memtrace: $(MAIN_OBJ) $(BUILD)/libmt.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TARGET_LIBS)

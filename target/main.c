@@ -26,7 +26,7 @@ static void usage(FILE *out)
 {
     fputs("usage: memtrace [OPTIONS] -p PID\n"
           "       memtrace [OPTIONS] [--] PROGRAM [ARG]...\n"
-          "       memtrace --addr2line ELF ADDR...\n"
+          "       memtrace --addr2line [-i] [--addresses] ELF ADDR...\n"
           "\n"
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
@@ -60,7 +60,8 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
+       OPT_ADDRESSES };
 
 struct cli {
     pid_t pid;
@@ -70,6 +71,8 @@ struct cli {
     bool quiet;
     bool console;
     bool addr2line;
+    bool inlines;          /* --addr2line -i: the inlined-call chain */
+    bool addresses;        /* --addr2line --addresses: each address first (addr2line -a) */
     bool check;
     bool follow_fork;
     const char *connect;
@@ -105,6 +108,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
+        {"inlines", no_argument, NULL, 'i'},
+        {"addresses", no_argument, NULL, OPT_ADDRESSES},
         {"check", no_argument, NULL, OPT_CHECK},
         {"follow-fork", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
@@ -117,7 +122,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     };
     int c;
     unsigned long v;
-    while ((c = getopt_long(argc, argv, "+p:o:jd:fCc:l:mqahV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:jd:fCc:l:mqahVi", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
@@ -153,6 +158,8 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
+        case 'i': cli->inlines = true; break;
+        case OPT_ADDRESSES: cli->addresses = true; break;
         case OPT_CHECK: cli->check = true; break;
         case 'f': cli->follow_fork = true; break;
         case 'q': cli->quiet = true; break;
@@ -239,7 +246,8 @@ int main(int argc, char **argv)
         }
         if (build_locator(&cli, &loc) < 0)
             return 1;
-        int rc = addr2line_main(argc - optind, argv + optind, &loc);
+        int rc = addr2line_main(argc - optind, argv + optind, &loc,
+                                (cli.inlines ? ADDR2LINE_INLINES : 0) | (cli.addresses ? ADDR2LINE_ADDRESSES : 0));
         file_locator_destroy(&loc);
         return rc;
     }

@@ -131,8 +131,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct inline_index *inl = inline_index_build(&secs);
     inline_index_lookup(inl, probe, 0);
-    for (size_t i = 0; i < probe_count; i++)
-        inline_index_lookup(inl, probes[i], probes[i] > 64 ? probes[i] - 64 : 0);
+    struct inline_frame chain[32];
+    struct inline_tail_call tails[8];
+    for (size_t i = 0; i < probe_count; i++) {
+        uint64_t lowest = probes[i] > 64 ? probes[i] - 64 : 0;
+        const char *innermost = inline_index_lookup(inl, probes[i], lowest);
+        size_t n = inline_index_chain(inl, probes[i], lowest, chain, 32);
+        /* A chain never claims more frames than it has room for, ends
+         * with a subprogram unless cut short, and names every frame. */
+        if (n > 32 || (n > 0) != (innermost != NULL))
+            abort();
+        for (size_t k = 0; k < n; k++)
+            if (!chain[k].name || (k + 1 < n && !chain[k].inlined))
+                abort();
+        bool tail;
+        const char *target = inline_index_call_target(inl, probes[i], &tail);
+        if (n && inline_index_tail_calls(inl, chain[n - 1].name, tails, 8) > 8)
+            abort();
+        if (target && inline_index_tail_calls(inl, target, tails, 8) > 8)
+            abort();
+    }
     inline_index_free(inl);
 
     for (int i = 0; i < 9; i++)

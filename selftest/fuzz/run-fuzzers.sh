@@ -58,6 +58,16 @@ if ! nice -n "$NICE" make -s -j2 BUILD="$BUILD" ARCH="$(uname -m)" CC=clang \
     cat "$probe/make.log"; echo "building $BUILD/libmt.a failed"; exit 1
 fi
 
+# libiberty's demangler (behind demangle_cxx) instrumented the same way,
+# from binutils-source, so the demangle harness explores it too.
+iberty=-liberty
+if [ ! -f "$BUILD/iberty/libiberty.a" ] &&
+        ! nice -n "$NICE" selftest/cross-iberty.sh "$BUILD/iberty" clang -g -O1 -fsanitize=fuzzer-no-link $SAN \
+            >"$probe/iberty.log" 2>&1; then
+    echo "libiberty from binutils-source not built (uninstrumented -liberty used):"; tail -3 "$probe/iberty.log"
+fi
+[ -f "$BUILD/iberty/libiberty.a" ] && iberty=$BUILD/iberty/libiberty.a
+
 if [ $# -gt 0 ]; then
     names=("$@")
 else
@@ -74,7 +84,7 @@ for name in "${names[@]}"; do
     [ -f "$src" ] || { echo "no harness $src"; status=1; continue; }
     if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$BUILD/libmt.a" -nt "$bin" ]; then
         if ! nice -n "$NICE" clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer $SAN \
-                "$src" "$BUILD/libmt.a" -lz -lpthread -o "$bin" 2>"$OUT/$name.build.log"; then
+                "$src" "$BUILD/libmt.a" "$iberty" -lz -lpthread -o "$bin" 2>"$OUT/$name.build.log"; then
             cat "$OUT/$name.build.log"; echo "$name: build failed"; status=1; continue
         fi
     fi

@@ -102,7 +102,7 @@ for s in st:
     assert all(isinstance(s[k], int) for k in ('bytes', 'blocks', 'allocs'))
     fr = s['frames']
     for f in fr:
-        assert set(f) == {'pc', 'module', 'offset', 'function', 'file', 'line'}, f
+        assert set(f) == {'pc', 'module', 'offset', 'function', 'file', 'line', 'inlined', 'tail_call'}, f
         assert f['pc'].startswith('0x') and f['offset'].startswith('0x') and isinstance(f['line'], int)
     assert fr[0]['function'] and ('alloc' in fr[0]['function'] or fr[0]['function'] == 'realloc'), fr[0]
     assert fr[1]['function'] in function.split(','), (function, fr[1])

@@ -134,3 +134,14 @@ program_pid() {
     done
     return 1
 }
+
+# libc's separate debug file (libc6-dbg, found by build-id), or nothing.
+libc_debug_file() {
+    local libc id cand
+    libc=$(ldd /bin/true | awk '/libc\.so/{print $3}')
+    [ -n "$libc" ] || return 0
+    id=$(readelf -n "$libc" | awk '/Build ID/{print $3}')
+    cand=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+    [ -r "$cand" ] && echo "$cand"
+    return 0
+}

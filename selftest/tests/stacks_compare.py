@@ -35,14 +35,9 @@ def gdb_stacks(path):
         if '<signal handler called>' in line:
             cur.append(('<signal>', None, None))
             continue
-        # gdb lists inlined calls as frames of their own, printed without
-        # an address; memtrace, like addr2line without -i, names the
-        # physical frame by its innermost location.
-        # The frame a signal interrupted has an exact pc, also printed
-        # without an address.
-        after_signal = bool(cur) and cur[-1][0] == '<signal>'
-        if not line.startswith('#0 ') and not after_signal and not re.match(r'^#\d+\s+0x', line):
-            continue
+        # gdb lists inlined calls as frames of their own (printed without
+        # an address after the innermost one of a physical frame); so does
+        # memtrace, and every one of them is compared.
         m = FRAME.match(line)
         if not m:
             cur.append(('?', None, None))

@@ -117,7 +117,7 @@ static char *render(struct fixture *fx, enum report_format fmt, enum report_sort
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    struct report_source src = { fx->books, fx->stacks, resolve, &fx->calls, 4242, "prog \"x\"", NULL, NULL, NULL };
+    struct report_source src = { fx->books, fx->stacks, resolve, &fx->calls, 4242, "prog \"x\"", NULL, NULL, NULL, 0 };
     struct report_options opt = { fmt, sort, top };
     CHECK(report_write(f, &src, &opt) == 0, "report_write failed");
     fclose(f);
@@ -235,9 +235,9 @@ static void json_report(struct fixture *fx, const char *dir)
         "assert [(x[\"bytes\"],x[\"blocks\"],x[\"allocs\"]) for x in s]==[(1000,1,1),(300,3,3),(40,4,5),(14,2,2),(14,1,1)], s\n"
         "assert sum(x[\"bytes\"] for x in s)==h[\"in_use_bytes\"]\n"
         "f=s[0][\"frames\"]\n"
-        "assert f[0]==dict(pc=\"0x2010\",module=\"/lib/libx.so\",offset=\"0x10\",function=\"ns::g_2010(int, char)\",file=None,line=0), f[0]\n"
+        "assert f[0]==dict(pc=\"0x2010\",module=\"/lib/libx.so\",offset=\"0x10\",function=\"ns::g_2010(int, char)\",file=None,line=0,inlined=False,tail_call=False), f[0]\n"
         "assert f[1][\"file\"]==\"/src/a.c\" and f[1][\"line\"]==64 and f[1][\"pc\"]==\"0x1040\"\n"
-        "assert s[2][\"frames\"][1]==dict(pc=\"0x4010\",module=None,offset=\"0x0\",function=None,file=None,line=0)\n"
+        "assert s[2][\"frames\"][1]==dict(pc=\"0x4010\",module=None,offset=\"0x0\",function=None,file=None,line=0,inlined=False,tail_call=False)\n"
         "e=s[3][\"frames\"][0]\n"
         "raw=b\"evil;name with spaces\\nand\\x01ctl\\\"q\\\\ \\xff\\xe2\\x82\"\n"
         "assert e[\"function\"]==raw.decode(\"utf-8\",\"replace\"), repr(e[\"function\"])\n"
@@ -248,7 +248,7 @@ static void json_report(struct fixture *fx, const char *dir)
     /* Empty books: still valid JSON with an empty stacks list. */
     struct heap_books *empty = heap_books_new();
     f = fopen(path, "w");
-    struct report_source src = { empty, fx->stacks, NULL, NULL, 1, NULL, NULL, NULL, NULL };
+    struct report_source src = { empty, fx->stacks, NULL, NULL, 1, NULL, NULL, NULL, NULL, 0 };
     struct report_options opt = { REPORT_JSON, REPORT_SORT_BYTES, 0 };
     report_write(f, &src, &opt);
     fclose(f);

@@ -23,6 +23,7 @@ struct console_ops {
     struct heap_books *(*books)(void *ctx);
     const struct stack_table *(*stacks)(void *ctx);
     report_resolve_fn resolve;                  /* ctx is the console's ctx */
+    unsigned (*max_frames)(void *ctx);          /* frames shown per stack (--depth); NULL: all */
     unsigned (*thread_count)(void *ctx);
     void (*target)(void *ctx, int *pid, const char **program);
     /* Runs the leak scan and prints its result to out. */

@@ -199,6 +199,7 @@ static void write_report(struct console *c, FILE *out, const struct report_optio
         .stacks = c->ops.stacks(c->ctx),
         .resolve = c->ops.resolve,
         .resolve_ctx = c->ctx,
+        .max_frames = c->ops.max_frames ? c->ops.max_frames(c->ctx) : 0,
     };
     if (c->ops.target)
         c->ops.target(c->ctx, &src.pid, &src.program);

@@ -69,6 +69,13 @@
 #define DW_AT_GNU_ranges_base 0x2132
 #define DW_AT_GNU_addr_base 0x2133
 #define DW_AT_GNU_dwo_name 0x2130
+#define DW_AT_call_file 0x58
+#define DW_AT_call_line 0x59
+#define DW_AT_declaration 0x3c
+#define DW_AT_call_return_pc 0x7d
+#define DW_AT_call_origin 0x7f
+#define DW_AT_call_tail_call 0x82
+#define DW_AT_GNU_tail_call 0x2115
 
 /* Unit types (7.5.1) */
 #define DW_UT_compile 0x01
@@ -82,6 +89,8 @@
 #define DW_TAG_compile_unit 0x11
 #define DW_TAG_inlined_subroutine 0x1d
 #define DW_TAG_subprogram 0x2e
+#define DW_TAG_call_site 0x48
+#define DW_TAG_GNU_call_site 0x4109
 #define DW_TAG_partial_unit 0x3c
 #define DW_TAG_skeleton_unit 0x4a
 

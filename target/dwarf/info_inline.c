@@ -20,13 +20,52 @@ struct inline_range {
      * call that is all of its caller's body has the caller's range, and
      * then the deeper one is the innermost. */
     uint32_t name_depth;
+    /* Of an inlined subroutine: the line it was called from, and where
+     * (1 + index in wheres); 0 for a subprogram. */
+    uint32_t call_line, where;
+};
+
+/* A call_file: file number in the line table at line_offset (UINT32_MAX
+ * when unknown).  Few distinct ones, shared by many ranges. */
+struct call_where {
+    uint32_t line_offset, file;
 };
 
 #define NAME_POOL_MAX (UINT32_MAX >> 8)
 
+/* A DW_TAG_call_site: the call returning to return_pc calls target (a
+ * name in the pool, NO_NAME if unknown), made by the function named
+ * caller; tail when it is a jump (DW_AT_call_tail_call). */
+#define NO_NAME UINT32_MAX
+struct call_site {
+    uint64_t return_pc;
+    uint32_t target, caller;
+    bool tail;
+};
+
+struct call_entry {
+    uint32_t pc_offset, target;
+};
+
 struct inline_index {
     struct inline_range *ranges;
     size_t count, cap;
+    struct call_site *sites;      /* while building */
+    size_t site_count, site_cap;
+    size_t sites_filtered;        /* site_count after the last whole filter */
+    /* Then the calls (8 bytes each, by return_pc - call_base) and the
+     * jumps (by caller name). */
+    struct call_entry *calls;
+    size_t call_count;
+    uint64_t call_base;
+    struct call_site *jumps;
+    size_t jump_count;
+    struct call_where *wheres;
+    size_t where_count, where_cap;
+    uint32_t *where_hash;         /* while building: 1 + index, 0 = empty */
+    size_t where_hash_cap;
+    uint32_t cur_caller;          /* while building: the subprogram being walked */
+    unsigned cur_depth;
     char *pool;
     size_t pool_used, pool_cap;
     uint32_t *hash;           /* pool offsets + 1 (0 = empty), for dedupe */
@@ -109,6 +148,9 @@ struct die_attrs {
     uint64_t ranges_form;
     const char *name, *linkage_name;
     uint64_t origin;              /* absolute .debug_info offset, 0 if none */
+    uint64_t call_file, call_line;
+    struct form_value return_pc;
+    bool has_return_pc, tail_call;
     struct form_value base_low_pc;
     bool has_low, has_high, has_ranges;
 };
@@ -170,6 +212,25 @@ static bool read_die(const struct unit_walk *w, struct cursor *c, const struct a
         case DW_AT_specification:
             a->origin = ref_target(w, form, &v);
             break;
+        case DW_AT_call_return_pc:
+            a->return_pc = v;
+            a->has_return_pc = true;
+            break;
+        case DW_AT_call_origin:
+            a->origin = ref_target(w, form, &v);
+            break;
+        case DW_AT_call_tail_call:
+        case DW_AT_GNU_tail_call:
+            a->tail_call = form == DW_FORM_flag_present || v.u != 0;
+            break;
+        case DW_AT_call_file:
+            if (v.kind == FORM_KIND_UNSIGNED || v.kind == FORM_KIND_SIGNED)
+                a->call_file = v.u;
+            break;
+        case DW_AT_call_line:
+            if (v.kind == FORM_KIND_UNSIGNED || v.kind == FORM_KIND_SIGNED)
+                a->call_line = v.u;
+            break;
         default:
             break;
         }
@@ -207,7 +268,50 @@ struct emit_ctx {
     uint64_t *range_budget;
     uint32_t name;
     unsigned depth;
+    uint32_t call_line, where;
 };
+
+static uint64_t hash_where(struct call_where w)
+{
+    return ((uint64_t)w.line_offset * 0x9e3779b97f4a7c15ull) ^ (w.file * 0xc2b2ae3d27d4eb4full);
+}
+
+static void where_rehash(struct inline_index *idx, size_t cap)
+{
+    free(idx->where_hash);
+    idx->where_hash = xcalloc(cap, sizeof(*idx->where_hash));
+    idx->where_hash_cap = cap;
+    for (size_t i = 0; i < idx->where_count; i++) {
+        size_t j = hash_where(idx->wheres[i]) & (cap - 1);
+        while (idx->where_hash[j])
+            j = (j + 1) & (cap - 1);
+        idx->where_hash[j] = (uint32_t)i + 1;
+    }
+}
+
+/* 1 + the index of w in wheres (added when new); 0 when full. */
+static uint32_t intern_where(struct inline_index *idx, struct call_where w)
+{
+    if (idx->where_hash_cap == 0)
+        where_rehash(idx, 256);
+    size_t j = hash_where(w) & (idx->where_hash_cap - 1);
+    for (; idx->where_hash[j]; j = (j + 1) & (idx->where_hash_cap - 1)) {
+        const struct call_where *o = &idx->wheres[idx->where_hash[j] - 1];
+        if (o->line_offset == w.line_offset && o->file == w.file)
+            return idx->where_hash[j];
+    }
+    if (idx->where_count >= UINT32_MAX - 1)
+        return 0;
+    if (idx->where_count == idx->where_cap) {
+        idx->where_cap = idx->where_cap ? idx->where_cap * 2 : 64;
+        idx->wheres = xreallocarray(idx->wheres, idx->where_cap, sizeof(*idx->wheres));
+    }
+    idx->wheres[idx->where_count++] = w;
+    idx->where_hash[j] = (uint32_t)idx->where_count;
+    if (idx->where_count * 2 > idx->where_hash_cap)
+        where_rehash(idx, idx->where_hash_cap * 2);
+    return (uint32_t)idx->where_count;
+}
 
 static void add_range(void *ctx, uint64_t lo, uint64_t hi)
 {
@@ -225,6 +329,7 @@ static void add_range(void *ctx, uint64_t lo, uint64_t hi)
     }
     idx->ranges[idx->count++] = (struct inline_range){
         .lo = lo, .size = (uint32_t)(hi - lo), .name_depth = e->name << 8 | (e->depth > 255 ? 255 : e->depth),
+        .call_line = e->call_line, .where = e->where,
     };
 }
 
@@ -239,8 +344,24 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
     if (!name)
         name = origin_name(w, a->origin);
     struct emit_ctx e = { .idx = idx, .depth = depth, .range_budget = range_budget };
+    if (a->tag == DW_TAG_inlined_subroutine) {
+        /* Without a line table (or beyond 4 GiB) the call site stays unknown. */
+        struct call_where where = { .line_offset = UINT32_MAX };
+        if (w->cu->has_stmt_list && w->cu->stmt_list < UINT32_MAX && a->call_file < UINT32_MAX &&
+            a->call_line <= UINT32_MAX) {
+            where = (struct call_where){ (uint32_t)w->cu->stmt_list, (uint32_t)a->call_file };
+            e.call_line = (uint32_t)a->call_line;
+        }
+        e.where = intern_where(idx, where);
+        if (!e.where)
+            return; /* cannot happen with real data: 4 billion distinct call files */
+    }
     if (!name || !intern(idx, name, &e.name))
         return;
+    if (a->tag == DW_TAG_subprogram) {
+        idx->cur_caller = e.name;
+        idx->cur_depth = depth;
+    }
     if (a->has_ranges) {
         unsigned max = *range_budget < 4096 ? (unsigned)*range_budget : 4096;
         range_list_walk(w->secs, &w->ru, a->ranges_form, &a->ranges, max, add_range, &e);
@@ -254,6 +375,71 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
     else if (!range_address(w->secs, &w->ru, &a->high_pc, &hi))
         return;
     add_range(&e, lo, hi);
+}
+
+static void add_call_site(struct inline_index *idx, const struct unit_walk *w, const struct die_attrs *a,
+                          unsigned depth)
+{
+    if (idx->cur_caller == NO_NAME || depth <= idx->cur_depth)
+        return; /* not inside a function with code */
+    uint64_t pc;
+    const struct form_value *at = a->has_return_pc ? &a->return_pc : a->has_low ? &a->low_pc : NULL;
+    if (!at || !range_address(w->secs, &w->ru, at, &pc) || pc == 0)
+        return;
+    uint32_t target = NO_NAME;
+    const char *name = a->origin ? origin_name(w, a->origin) : NULL;
+    if (name && !intern(idx, name, &target))
+        target = NO_NAME;
+    if (idx->site_count == idx->site_cap) {
+        idx->site_cap = idx->site_cap ? idx->site_cap * 2 : 256;
+        idx->sites = xreallocarray(idx->sites, idx->site_cap, sizeof(*idx->sites));
+    }
+    idx->sites[idx->site_count++] = (struct call_site){
+        .return_pc = pc, .target = target, .caller = idx->cur_caller, .tail = a->tail_call,
+    };
+}
+
+/* A set of names, as one bit per byte offset of the pool (names are
+ * pool offsets): a few KiB where a hash set would take hundreds. */
+struct name_set {
+    uint8_t *bits;
+};
+
+static void name_set_add(struct name_set *set, uint32_t name) { set->bits[name >> 3] |= (uint8_t)(1u << (name & 7)); }
+
+static bool name_set_has(const struct name_set *set, uint32_t name)
+{
+    return set->bits[name >> 3] & (1u << (name & 7));
+}
+
+/* Only call sites a tail-call search can use are kept: the jumps, and the
+ * calls of a named function that either makes jumps itself or has no code
+ * here (another module may define it).  A call of a function of this
+ * object that makes no jump can never start a chain.  Run on the sites and
+ * ranges from site_first and range_first on: after each unit (a function's
+ * jumps are in its own unit) and once more over the whole object. */
+static void filter_sites(struct inline_index *idx, size_t site_first, size_t range_first)
+{
+    size_t bytes = idx->pool_used / 8 + 1;
+    struct name_set defined = { xcalloc(bytes, 1) };
+    struct name_set jumpers = { xcalloc(bytes, 1) };
+    for (size_t i = range_first; i < idx->count; i++)
+        if (!idx->ranges[i].where)
+            name_set_add(&defined, idx->ranges[i].name_depth >> 8);
+    for (size_t i = site_first; i < idx->site_count; i++)
+        if (idx->sites[i].tail)
+            name_set_add(&jumpers, idx->sites[i].caller);
+    size_t out = site_first;
+    for (size_t i = site_first; i < idx->site_count; i++) {
+        const struct call_site *c = &idx->sites[i];
+        if (c->target == NO_NAME)
+            continue;
+        if (c->tail || !name_set_has(&defined, c->target) || name_set_has(&jumpers, c->target))
+            idx->sites[out++] = *c;
+    }
+    idx->site_count = out;
+    free(defined.bits);
+    free(jumpers.bits);
 }
 
 /* The unit DIE's bases, which its other DIEs' addresses need. */
@@ -304,19 +490,27 @@ static void index_unit(struct inline_index *idx, const struct dwarf_sections *se
     cursor_seek(&c, (size_t)cu->die_offset);
     /* Every DIE takes at least one byte, so this ends with the unit. */
     unsigned depth = 0;
+    idx->cur_caller = NO_NAME;
+    idx->cur_depth = 0;
     while (cursor_ok(&c) && !cursor_at_end(&c)) {
         uint64_t code = cursor_uleb128(&c);
         if (code == 0) {
             if (depth > 0)
                 depth--;
+            if (depth <= idx->cur_depth)
+                idx->cur_caller = NO_NAME;
             continue;
         }
         const struct abbrev_entry *e = abbrev_table_find(abbrevs, code);
         struct die_attrs a;
         if (!e || !read_die(&w, &c, e, &a))
             return;
+        if (a.tag == DW_TAG_subprogram && depth <= idx->cur_depth)
+            idx->cur_caller = NO_NAME; /* left the function */
         if (a.tag == DW_TAG_inlined_subroutine || a.tag == DW_TAG_subprogram)
             add_function(idx, &w, &a, depth, range_budget);
+        else if (a.tag == DW_TAG_call_site || a.tag == DW_TAG_GNU_call_site)
+            add_call_site(idx, &w, &a, depth);
         if (e->has_children)
             depth++;
     }
@@ -355,7 +549,9 @@ static void sort_ranges(struct inline_index *idx)
 
 struct inline_index *inline_index_new(void)
 {
-    return xcalloc(1, sizeof(struct inline_index));
+    struct inline_index *idx = xcalloc(1, sizeof(struct inline_index));
+    idx->cur_caller = NO_NAME;
+    return idx;
 }
 
 void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections *secs, uint64_t offset,
@@ -368,15 +564,76 @@ void inline_index_add_unit(struct inline_index *idx, const struct dwarf_sections
     /* Many DIEs may share one long range list: bound the work by the
      * unit's size (real units stay far below). */
     uint64_t range_budget = (cu.next_offset - cu.offset) + 4096;
+    size_t site_first = idx->site_count, range_first = idx->count;
     index_unit(idx, secs, &cu, span_base, &range_budget);
+    if (idx->site_count > site_first)
+        filter_sites(idx, site_first, range_first);
+    /* Calls of functions a later unit defines without jumps go too, now
+     * and then, rather than all at the end: the array stays small. */
+    if (idx->site_count >= 1024 && idx->site_count >= 2 * idx->sites_filtered) {
+        filter_sites(idx, 0, 0);
+        idx->sites_filtered = idx->site_count;
+    }
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+    const struct call_site *x = a, *y = b;
+    return x->return_pc < y->return_pc ? -1 : x->return_pc > y->return_pc;
+}
+
+static int cmp_jump(const void *a, const void *b)
+{
+    const struct call_site *x = a, *y = b;
+    return x->caller < y->caller ? -1 : x->caller > y->caller;
+}
+
+static void finish_sites(struct inline_index *idx)
+{
+    filter_sites(idx, 0, 0);
+    if (idx->site_count > 1)
+        qsort(idx->sites, idx->site_count, sizeof(*idx->sites), cmp_site);
+    size_t calls = 0, jumps = 0;
+    for (size_t i = 0; i < idx->site_count; i++)
+        idx->sites[i].tail ? jumps++ : calls++;
+    if (calls) {
+        idx->calls = xreallocarray(NULL, calls, sizeof(*idx->calls));
+        idx->call_base = UINT64_MAX;
+        for (size_t i = 0; i < idx->site_count; i++)
+            if (!idx->sites[i].tail && idx->sites[i].return_pc < idx->call_base)
+                idx->call_base = idx->sites[i].return_pc;
+    }
+    if (jumps)
+        idx->jumps = xreallocarray(NULL, jumps, sizeof(*idx->jumps));
+    for (size_t i = 0; i < idx->site_count; i++) {
+        const struct call_site *c = &idx->sites[i];
+        if (c->tail)
+            idx->jumps[idx->jump_count++] = *c;
+        else if (c->return_pc - idx->call_base <= UINT32_MAX) /* beyond: dropped */
+            idx->calls[idx->call_count++] = (struct call_entry){ (uint32_t)(c->return_pc - idx->call_base),
+                                                                  c->target };
+    }
+    if (idx->jump_count > 1)
+        qsort(idx->jumps, idx->jump_count, sizeof(*idx->jumps), cmp_jump);
+    free(idx->sites);
+    idx->sites = NULL;
+    idx->site_count = idx->site_cap = 0;
 }
 
 void inline_index_finish(struct inline_index *idx)
 {
+    finish_sites(idx);
     abbrev_table_free(&idx->abbrevs);
     free(idx->hash);
     idx->hash = NULL;
     idx->hash_cap = 0;
+    free(idx->where_hash);
+    idx->where_hash = NULL;
+    idx->where_hash_cap = 0;
+    if (idx->where_count) {
+        idx->wheres = xreallocarray(idx->wheres, idx->where_count, sizeof(*idx->wheres));
+        idx->where_cap = idx->where_count;
+    }
     sort_ranges(idx);
     if (idx->count) {
         idx->ranges = xreallocarray(idx->ranges, idx->count, sizeof(*idx->ranges));
@@ -409,6 +666,11 @@ void inline_index_free(struct inline_index *idx)
     if (!idx)
         return;
     free(idx->ranges);
+    free(idx->sites);
+    free(idx->calls);
+    free(idx->jumps);
+    free(idx->wheres);
+    free(idx->where_hash);
     free(idx->pool);
     free(idx->hash);
     abbrev_table_free(&idx->abbrevs);
@@ -419,7 +681,8 @@ void inline_index_free(struct inline_index *idx)
  * the nearest start below the address is plenty for real code. */
 #define INLINE_LOOKBACK 4096
 
-const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+/* How many ranges start at or below address (they come first). */
+static size_t ranges_up_to(const struct inline_index *idx, uint64_t address)
 {
     size_t l = 0, u = idx->count;
     while (l < u) {
@@ -429,13 +692,29 @@ const char *inline_index_lookup(const struct inline_index *idx, uint64_t address
         else
             u = m;
     }
-    const struct inline_range *best = NULL;
-    for (size_t i = l, steps = 0; i > 0 && steps < INLINE_LOOKBACK; i--, steps++) {
-        const struct inline_range *r = &idx->ranges[i - 1];
+    return l;
+}
+
+/* The ranges covering address that start at or above lowest, nearest
+ * start first: *i starts at ranges_up_to(); NULL when done. */
+static const struct inline_range *next_covering(const struct inline_index *idx, size_t *i, size_t *steps,
+                                                uint64_t address, uint64_t lowest)
+{
+    for (; *i > 0 && *steps < INLINE_LOOKBACK; (*steps)++) {
+        const struct inline_range *r = &idx->ranges[--*i];
         if (r->lo < lowest)
-            break;
-        if (address - r->lo >= r->size)
-            continue;
+            return NULL;
+        if (address - r->lo < r->size)
+            return r;
+    }
+    return NULL;
+}
+
+const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+{
+    size_t i = ranges_up_to(idx, address), steps = 0;
+    const struct inline_range *best = NULL, *r;
+    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
         /* Smallest wins, then deepest; scanning backwards, an equal one
          * met later is earlier in DIE order and wins too. */
         unsigned depth = r->name_depth & 0xff, best_depth = best ? best->name_depth & 0xff : 0;
@@ -445,9 +724,88 @@ const char *inline_index_lookup(const struct inline_index *idx, uint64_t address
     return best ? idx->pool + (best->name_depth >> 8) : NULL;
 }
 
+size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint64_t lowest,
+                          struct inline_frame *out, size_t max)
+{
+    if (max == 0)
+        return 0;
+    size_t i = ranges_up_to(idx, address), steps = 0;
+    /* The best range at each DIE depth (as inline_index_lookup chooses
+     * among ranges of one depth): inlined calls nest by depth. */
+    const struct inline_range *at[256] = { 0 }, *r;
+    unsigned deepest = 0;
+    bool any = false;
+    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
+        unsigned d = r->name_depth & 0xff;
+        if (!at[d] || r->size <= at[d]->size)
+            at[d] = r;
+        if (d > deepest)
+            deepest = d;
+        any = true;
+    }
+    if (!any)
+        return 0;
+    /* Innermost first, out to the first subprogram (an inlined
+     * subroutine's caller is the function around it). */
+    size_t n = 0;
+    for (unsigned d = deepest + 1; d-- > 0 && n < max;) {
+        const struct inline_range *f = at[d];
+        if (!f)
+            continue;
+        out[n++] = (struct inline_frame){
+            .name = idx->pool + (f->name_depth >> 8), .inlined = f->where != 0, .call_line = f->call_line,
+            .call_file = f->where ? idx->wheres[f->where - 1].file : 0,
+            .line_offset = f->where ? idx->wheres[f->where - 1].line_offset : UINT32_MAX,
+        };
+        if (!f->where)
+            break;
+    }
+    return n;
+}
+
 size_t inline_index_range_count(const struct inline_index *idx) { return idx->count; }
 
 size_t inline_index_memory(const struct inline_index *idx)
 {
-    return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t);
+    return sizeof(*idx) + idx->cap * sizeof(*idx->ranges) + idx->pool_cap + idx->hash_cap * sizeof(uint32_t) +
+           idx->site_cap * sizeof(*idx->sites) + idx->call_count * sizeof(*idx->calls) +
+           idx->jump_count * sizeof(*idx->jumps) +
+           idx->where_cap * sizeof(*idx->wheres) + idx->where_hash_cap * sizeof(uint32_t);
+}
+
+const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
+{
+    if (tail)
+        *tail = false; /* jumps return nowhere: only calls are looked up */
+    if (!idx->call_count || return_pc < idx->call_base || return_pc - idx->call_base > UINT32_MAX)
+        return NULL;
+    uint32_t off = (uint32_t)(return_pc - idx->call_base);
+    size_t l = 0, u = idx->call_count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (idx->calls[m].pc_offset < off)
+            l = m + 1;
+        else
+            u = m;
+    }
+    /* Two call sites returning to one address: ambiguous, no answer. */
+    if (l >= idx->call_count || idx->calls[l].pc_offset != off ||
+        (l + 1 < idx->call_count && idx->calls[l + 1].pc_offset == off))
+        return NULL;
+    return idx->pool + idx->calls[l].target;
+}
+
+size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
+                               size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < idx->jump_count && n < max; i++) {
+        const struct call_site *s = &idx->jumps[i];
+        if (strcmp(idx->pool + s->caller, caller) != 0)
+            continue;
+        out[n++] = (struct inline_tail_call){
+            .target = s->target == NO_NAME ? NULL : idx->pool + s->target, .return_pc = s->return_pc,
+        };
+    }
+    return n;
 }

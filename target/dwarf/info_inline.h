@@ -7,6 +7,7 @@
 #ifndef MT_DWARF_INFO_INLINE_H
 #define MT_DWARF_INFO_INLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,37 @@ void inline_index_finish(struct inline_index *idx);
  * so that nothing outside it can answer).  Its linkage name when it has
  * one (as binutils and elfutils print), else DW_AT_name.  NULL if none. */
 const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest);
+
+/* The chain of functions at address, innermost first: each inlined
+ * subroutine (inlined = true, with the place it was called from in the
+ * next one: call_file of the line program at line_offset, call_line;
+ * line_offset UINT32_MAX when unknown), ending with the subprogram they
+ * were inlined into.  Returns the number written (at most max); 0 when no
+ * function covers address. */
+struct inline_frame {
+    const char *name;
+    bool inlined;
+    uint32_t call_line, call_file, line_offset;
+};
+size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint64_t lowest,
+                          struct inline_frame *out, size_t max);
+
+/* Call sites (DW_TAG_call_site, DW_TAG_GNU_call_site) of functions with
+ * code, as far as a tail-call search can use them: jumps, and calls of
+ * functions that make jumps or have no code in this object.  The function
+ * the call returning to return_pc calls (by its linkage name, else name),
+ * and whether it is a tail call; NULL when there is no such site (or it
+ * was not kept), more than one, or its target is not named. */
+const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail);
+/* The tail calls (jumps) that the function named caller makes: target
+ * (NULL if not named) and the address after the jump.  Returns how many
+ * were written (at most max). */
+struct inline_tail_call {
+    const char *target;
+    uint64_t return_pc;
+};
+size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
+                               size_t max);
 
 size_t inline_index_range_count(const struct inline_index *idx);
 size_t inline_index_memory(const struct inline_index *idx);

@@ -1,5 +1,6 @@
 #include "target/dwarf/line_index.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,10 @@ struct line_unit {
 
 /* One sequence: [lo, lo + size) and where its opcodes start.
  *
- * A sequence whose last row sits at its end address ("dangling": gcc emits
- * these for functions ending in a call to a noreturn function) answers
- * more in elfutils, which sorts a CU's rows by address with the end marker
- * before a normal row at the same address: that last row then covers the
- * addresses up to the CU's next row.  Such a sequence is widened to the
- * next sequence of its unit when the index is built (and flagged). */
-#define SEQ_DANGLING 0x80000000u
+ * An address at or past a sequence's end has no line, whatever rows come
+ * before it: gdb, binutils addr2line and llvm-addr2line agree on that
+ * (elfutils lets a sequence whose last row sits at its end address answer
+ * up to its unit's next sequence; memtrace does not). */
 /* Row addresses never decrease: a search may stop at the first row past
  * the address, and checkpoints can be binary-searched. */
 #define SEQ_MONOTONIC 0x40000000u
@@ -46,7 +44,7 @@ struct line_checkpoint {
 
 struct line_seq {
     uint64_t lo;
-    uint32_t size_flags;      /* size | SEQ_DANGLING | SEQ_MONOTONIC */
+    uint32_t size_flags;      /* size | SEQ_MONOTONIC */
     uint32_t offset;          /* in .debug_line (refused beyond 4 GiB) */
 };
 
@@ -113,8 +111,7 @@ static void add_unit(struct line_index *idx, uint64_t line_offset, const char *c
     };
 }
 
-static bool add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset, bool dangling,
-                    bool monotonic)
+static bool add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t offset, bool monotonic)
 {
     if (hi <= lo || hi - lo > SEQ_SIZE_MASK || offset > UINT32_MAX)
         return false;
@@ -126,7 +123,7 @@ static bool add_seq(struct line_index *idx, uint64_t lo, uint64_t hi, uint64_t o
         idx->seq_cap = idx->seq_cap ? idx->seq_cap * 2 : 256;
         idx->seqs = xreallocarray(idx->seqs, idx->seq_cap, sizeof(*idx->seqs));
     }
-    uint32_t flags = (dangling ? SEQ_DANGLING : 0) | (monotonic ? SEQ_MONOTONIC : 0);
+    uint32_t flags = monotonic ? SEQ_MONOTONIC : 0;
     idx->seqs[idx->seq_count++] = (struct line_seq){ .lo = lo, .size_flags = (uint32_t)(hi - lo) | flags,
                                                       .offset = (uint32_t)offset };
     return true;
@@ -222,33 +219,8 @@ static void dedupe_units(struct line_index *idx)
     idx->unit_count = out;
 }
 
-/* Widens the dangling sequences of one unit (seqs[first..]) up to the
- * unit's next sequence; one that is last in its unit stays as it is. */
-static void widen_dangling(struct line_index *idx, size_t first)
-{
-    size_t n = idx->seq_count - first;
-    if (n == 0)
-        return;
-    struct line_seq *seqs = idx->seqs + first;
-    qsort(seqs, n, sizeof(*seqs), cmp_seq);
-    for (size_t i = 0; i < n; i++) {
-        if (!(seqs[i].size_flags & SEQ_DANGLING))
-            continue;
-        uint64_t end = seqs[i].lo + (seqs[i].size_flags & SEQ_SIZE_MASK);
-        seqs[i].size_flags &= ~SEQ_DANGLING;
-        for (size_t j = i + 1; j < n; j++) {
-            if (seqs[j].lo >= end) {
-                if (seqs[j].lo - seqs[i].lo <= SEQ_SIZE_MASK)
-                    seqs[i].size_flags = (uint32_t)(seqs[j].lo - seqs[i].lo) | SEQ_DANGLING;
-                break;
-            }
-        }
-    }
-}
-
 static void index_program(struct line_index *idx, const struct line_header *h)
 {
-    size_t first = idx->seq_count;
     struct line_program p;
     struct line_row row;
     line_program_start(&p, &idx->secs, h, h->program_offset);
@@ -270,8 +242,7 @@ static void index_program(struct line_index *idx, const struct line_header *h)
                 lo = row.address;
         }
         if (row.end_sequence) {
-            bool kept = add_seq(idx, lo, row.address, seq_offset, last == row.address && lo != row.address,
-                                monotonic);
+            bool kept = add_seq(idx, lo, row.address, seq_offset, monotonic);
             /* Checkpoints only serve monotonic sequences we keep. */
             if (!kept || !monotonic)
                 idx->cp_count = seq_first_cp;
@@ -283,7 +254,6 @@ static void index_program(struct line_index *idx, const struct line_header *h)
     }
     if (open)
         idx->cp_count = seq_first_cp; /* a sequence the data cut short */
-    widen_dangling(idx, first);
 }
 
 static bool format_uses_debug_str(const struct line_entry_format *f)
@@ -514,10 +484,8 @@ static bool lookup_in_seq(struct line_index *idx, const struct line_seq *s, uint
         if (monotonic && row.address > address && !row.end_sequence)
             break;
         if (row.end_sequence) {
-            /* Past the end only a row at the end address itself (sorted
-             * after the end marker, see SEQ_DANGLING) still answers. */
-            if (address >= row.address && (!found || best.address != row.address))
-                found = false;
+            if (address >= row.address)
+                found = false; /* past the end: no line */
             break;
         }
         if (row.address <= address && (!found || row.address >= best.address)) {
@@ -550,13 +518,24 @@ bool line_index_lookup(struct line_index *idx, uint64_t address, struct line_loc
     }
     for (size_t i = l, steps = 0; i > 0 && steps < OVERLAP_LOOKBACK; i--, steps++) {
         const struct line_seq *s = &idx->seqs[i - 1];
-        /* A widened sequence answers only as the nearest start below the
-         * address: elfutils picks the CU by that start, so code of another
-         * unit between it and the address shadows it. */
-        if (i != l && (s->size_flags & SEQ_DANGLING))
-            continue;
         if (address - s->lo < (s->size_flags & SEQ_SIZE_MASK) && lookup_in_seq(idx, s, address, out))
             return true;
     }
     return false;
+}
+
+bool line_index_file_name(struct line_index *idx, uint64_t line_offset, uint64_t file, char *buf, size_t len)
+{
+    uint32_t unit;
+    if (!len || !unit_of_offset(idx, line_offset, &unit) || idx->units[unit].line_offset != line_offset)
+        return false;
+    const struct line_header *h = cached_header(idx, unit);
+    if (!h)
+        return false;
+    struct line_location loc;
+    name_file(idx, h, unit, file, &loc);
+    if (!loc.file[0])
+        return false;
+    snprintf(buf, len, "%s", loc.file);
+    return true;
 }

@@ -54,6 +54,11 @@ bool line_index_release_debug_str(struct line_index *idx);
 /* Looks up a link-time address.  false when no sequence covers it. */
 bool line_index_lookup(struct line_index *idx, uint64_t address, struct line_location *out);
 
+/* The path of file number file of the line program at line_offset (a
+ * unit's DW_AT_stmt_list), joined as lookups join them: for
+ * DW_AT_call_file.  false when unknown. */
+bool line_index_file_name(struct line_index *idx, uint64_t line_offset, uint64_t file, char *buf, size_t len);
+
 size_t line_index_sequence_count(const struct line_index *idx);
 size_t line_index_unit_count(const struct line_index *idx);
 /* Heap bytes the index holds (for the memory budget). */

@@ -115,6 +115,28 @@ const char *line_object_inline_name(const struct line_object *o, uint64_t link_v
     return o->inlines ? inline_index_lookup(o->inlines, link_vaddr, lowest) : NULL;
 }
 
+size_t line_object_inline_chain(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
+                                struct inline_frame *out, size_t max)
+{
+    return o->inlines ? inline_index_chain(o->inlines, link_vaddr, lowest, out, max) : 0;
+}
+
+const char *line_object_call_target(const struct line_object *o, uint64_t return_pc, bool *tail)
+{
+    return o->inlines ? inline_index_call_target(o->inlines, return_pc, tail) : NULL;
+}
+
+size_t line_object_tail_calls(const struct line_object *o, const char *caller, struct inline_tail_call *out,
+                              size_t max)
+{
+    return o->inlines ? inline_index_tail_calls(o->inlines, caller, out, max) : 0;
+}
+
+bool line_object_file_name(struct line_object *o, uint64_t line_offset, uint64_t file, char *buf, size_t len)
+{
+    return line_index_file_name(o->index, line_offset, file, buf, len);
+}
+
 size_t line_object_memory(const struct line_object *o)
 {
     return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index) +

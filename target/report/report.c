@@ -90,13 +90,39 @@ struct report_stack *report_collect(const struct report_source *src,
     return st;
 }
 
-void report_resolve(const struct report_source *src, uint64_t pc, unsigned i,
-                    struct report_frame *f)
+void report_frames_begin(struct report_frames *it, const struct report_source *src, uint32_t stack_id)
 {
+    memset(it, 0, sizeof(*it));
+    it->src = src;
+    it->pcs = stack_id ? stack_table_pcs(src->stacks, stack_id, &it->depth) : NULL;
+    if (!it->pcs)
+        it->depth = 0;
+}
+
+/* A resolver never gives more frames for one pc than this. */
+#define FRAMES_PER_PC_MAX 64
+
+bool report_frames_next(struct report_frames *it, struct report_frame *f)
+{
+    const struct report_source *src = it->src;
+    if (it->i >= it->depth || (src->max_frames && it->shown >= src->max_frames))
+        return false;
+    uint64_t pc = it->pcs[it->i];
     memset(f, 0, sizeof(*f));
     f->pc = pc & ~(1ull << 63);
+    f->sub = it->sub;
+    f->caller_pc = it->i + 1 < it->depth ? it->pcs[it->i + 1] : 0;
     if (src->resolve)
-        src->resolve(src->resolve_ctx, pc, i, f);
+        src->resolve(src->resolve_ctx, pc, it->i, f);
+    if (f->more && it->sub + 1 < FRAMES_PER_PC_MAX) {
+        it->sub++;
+    } else {
+        it->sub = 0;
+        it->i++;
+    }
+    f->more = false;
+    it->shown++;
+    return true;
 }
 
 void report_write_summary(FILE *out, const struct heap_totals *t)

@@ -22,12 +22,21 @@ struct report_frame {
     const char *function;   /* NULL if unknown */
     const char *file;       /* NULL if unknown */
     unsigned line;          /* 0 if unknown */
+    /* One stored pc may stand for several frames the user sees: functions
+     * inlined at it, and functions that tail-called the next one.  The
+     * resolver is asked for sub = 0, 1, ... of the same pc while it sets
+     * more; sub 0 always comes first. */
+    unsigned sub;           /* prefilled: which frame of this pc */
+    uint64_t caller_pc;     /* prefilled: the next stored pc (flags kept), 0 if none */
+    bool inlined;           /* an inlined call: shares pc with the next frame */
+    bool tail_call;         /* restored from call-site info: it tail-called the previous frame */
+    bool more;              /* another frame of this pc follows */
 };
 
 /* Fill *out for the stored pc (flag bits included) of frame frame_index
- * (0 = the intercepted function).  *out arrives prefilled (pc set, the rest
- * NULL/0); fields left alone stay unknown.  Strings must stay valid until the
- * next call of the resolver. */
+ * (0 = the intercepted function).  *out arrives prefilled (pc, sub,
+ * caller_pc set, the rest NULL/0); fields left alone stay unknown.  Strings
+ * must stay valid until the next call of the resolver. */
 typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
                                   struct report_frame *out);
 
@@ -64,6 +73,7 @@ struct report_source {
     const struct report_leaks *leaks;   /* a leak scan's result, or NULL */
     const struct misuse_log *errors; /* JSON "errors"; NULL: none */
     const struct report_family *family; /* -f; NULL: a process alone */
+    unsigned max_frames;            /* frames shown per stack (--depth); 0: all */
 };
 
 /* What a report of one of several traced processes adds (JSON only): the
@@ -81,6 +91,18 @@ struct report_options {
     enum report_sort sort;  /* key, descending; ties: bytes, blocks, stack id */
     size_t top;             /* 0 = every stack with blocks in use */
 };
+
+/* The frames of a stack as the user sees them (inlined and tail-call
+ * frames included, at most src->max_frames): begin, then next until it
+ * returns false.  *f's strings stay valid until the next call. */
+struct report_frames {
+    const struct report_source *src;
+    const uint64_t *pcs;
+    unsigned depth, i, sub, shown;
+    bool more;
+};
+void report_frames_begin(struct report_frames *it, const struct report_source *src, uint32_t stack_id);
+bool report_frames_next(struct report_frames *it, struct report_frame *f);
 
 /* Writes one report; returns 0, or -1 when the stream reported an error. */
 int report_write(FILE *out, const struct report_source *src, const struct report_options *opt);

@@ -1,6 +1,9 @@
 #include "target/report/report_internal.h"
 
+#include "shared/xalloc.h"
+
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One folded line is "frame;frame;...;frame count": ';' separates frames,
@@ -40,18 +43,42 @@ static void put_frame(FILE *out, const struct report_frame *f)
 void report_write_folded(FILE *out, const struct report_source *src,
                          const struct report_stack *st, size_t n)
 {
+    /* Folded lines run outermost first: each frame is written to a
+     * buffer as resolved (names live only until the next resolve), and the
+     * frames are then put out in reverse. */
+    char *buf = NULL;
+    size_t len = 0;
+    size_t *starts = NULL, cap = 0;
     for (size_t k = 0; k < n; k++) {
-        unsigned depth;
-        const uint64_t *pcs = stack_table_pcs(src->stacks, st[k].id, &depth);
-        if (!depth)
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            return;
+        struct report_frames it;
+        struct report_frame f;
+        report_frames_begin(&it, src, st[k].id);
+        size_t count = 0;
+        while (report_frames_next(&it, &f)) {
+            if (count == cap) {
+                cap = cap ? cap * 2 : 32;
+                starts = xreallocarray(starts, cap, sizeof(*starts));
+            }
+            fflush(mem);
+            starts[count++] = len;
+            put_frame(mem, &f);
+            fputc(0, mem);
+        }
+        fclose(mem);
+        if (!count)
             fputs("[unknown]", out);
-        for (unsigned i = depth; i-- > 0;) {
-            struct report_frame f;
-            report_resolve(src, pcs[i], i, &f);
-            put_frame(out, &f);
+        for (size_t i = count; i-- > 0;) {
+            fputs(buf + starts[i], out);
             if (i)
                 fputc(';', out);
         }
         fprintf(out, " %" PRIu64 "\n", st[k].t.bytes_in_use);
+        free(buf);
+        buf = NULL;
+        len = 0;
     }
+    free(starts);
 }

@@ -13,10 +13,6 @@ struct report_stack {
 struct report_stack *report_collect(const struct report_source *src,
                                     const struct report_options *opt, size_t *count);
 
-/* Resolve frame i of a stack into *f (prefilled, then the resolver). */
-void report_resolve(const struct report_source *src, uint64_t pc, unsigned i,
-                    struct report_frame *f);
-
 /* The frames of one stack, one per line ("    #0 ..."), as the text report
  * prints them. */
 void report_write_frames_text(FILE *out, const struct report_source *src, uint32_t stack_id);

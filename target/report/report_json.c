@@ -92,7 +92,8 @@ void report_json_frame(FILE *out, const struct report_frame *f)
     report_json_string(out, f->function);
     fputs(", \"file\": ", out);
     report_json_string(out, f->file);
-    fprintf(out, ", \"line\": %u}", f->line);
+    fprintf(out, ", \"line\": %u, \"inlined\": %s, \"tail_call\": %s}", f->line, f->inlined ? "true" : "false",
+            f->tail_call ? "true" : "false");
 }
 
 /* Per stack id: unsuppressed lost bytes and blocks, and its most severe
@@ -144,11 +145,10 @@ static void put_leaks(FILE *out, const struct report_leaks *l)
 void report_json_frames(FILE *out, const struct report_source *src, uint32_t stack_id,
                         const char *indent)
 {
-    unsigned depth = 0;
-    const uint64_t *pcs = stack_table_pcs(src->stacks, stack_id, &depth);
-    for (unsigned i = 0; i < depth; i++) {
-        struct report_frame f;
-        report_resolve(src, pcs[i], i, &f);
+    struct report_frames it;
+    struct report_frame f;
+    report_frames_begin(&it, src, stack_id);
+    for (unsigned i = 0; report_frames_next(&it, &f); i++) {
         if (i)
             fputc(',', out);
         fputs(indent, out);

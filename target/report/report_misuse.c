@@ -21,13 +21,12 @@ static void put_clean(FILE *out, const char *s)
 /* "   at 0xPC: function (file:line)" / "(in module)", as valgrind does. */
 static void put_stack(FILE *out, const struct report_source *src, int pid, uint32_t id)
 {
-    unsigned depth = 0;
-    const uint64_t *pcs = id ? stack_table_pcs(src->stacks, id, &depth) : NULL;
-    if (!depth)
+    struct report_frames it;
+    struct report_frame f;
+    report_frames_begin(&it, src, id);
+    if (!it.depth)
         fprintf(out, "==%d==    (stack unknown)\n", pid);
-    for (unsigned i = 0; i < depth; i++) {
-        struct report_frame f;
-        report_resolve(src, pcs[i], i, &f);
+    for (unsigned i = 0; report_frames_next(&it, &f); i++) {
         fprintf(out, "==%d==    %s 0x%" PRIX64 ": ", pid, i ? "by" : "at", f.pc);
         put_clean(out, f.function ? f.function : "???");
         if (f.function && f.file) {
@@ -41,6 +40,8 @@ static void put_stack(FILE *out, const struct report_source *src, int pid, uint3
             put_clean(out, f.module);
             fputc(')', out);
         }
+        if (f.tail_call)
+            fputs(" [tail call]", out);
         fputc('\n', out);
     }
 }

@@ -30,20 +30,23 @@ static void put_frame(FILE *out, unsigned i, const struct report_frame *f)
     } else {
         fprintf(out, "0x%" PRIx64, f->pc);
     }
+    if (f->inlined)
+        fputs(" [inlined]", out);
+    if (f->tail_call)
+        fputs(" [tail call]", out);
     fputc('\n', out);
 }
 
 void report_write_frames_text(FILE *out, const struct report_source *src, uint32_t stack_id)
 {
-    unsigned depth;
-    const uint64_t *pcs = stack_table_pcs(src->stacks, stack_id, &depth);
-    if (!depth)
+    struct report_frames it;
+    struct report_frame f;
+    report_frames_begin(&it, src, stack_id);
+    unsigned i = 0;
+    while (report_frames_next(&it, &f))
+        put_frame(out, i++, &f);
+    if (!i)
         fputs("    (no frames)\n", out);
-    for (unsigned i = 0; i < depth; i++) {
-        struct report_frame f;
-        report_resolve(src, pcs[i], i, &f);
-        put_frame(out, i, &f);
-    }
 }
 
 void report_write_text(FILE *out, const struct report_source *src,

@@ -46,10 +46,17 @@ static void glue_scan(void *ctx, FILE *out)
     session_leak_scan(ctx, out);
 }
 
+static unsigned glue_max_frames(void *ctx)
+{
+    struct session *s = ctx;
+    return s->tracee->opts.depth;
+}
+
 static const struct console_ops session_console_ops = {
     .books = glue_books,
     .stacks = glue_stacks,
     .resolve = session_resolve,
+    .max_frames = glue_max_frames,
     .thread_count = glue_thread_count,
     .target = glue_target,
     .scan = glue_scan,
@@ -73,6 +80,7 @@ struct report_source session_report_source(struct session *s)
         .resolve_ctx = s,
         .pid = s->tracee->pid,
         .program = s->tracee->program,
+        .max_frames = s->tracee->opts.depth,
     };
 }
 

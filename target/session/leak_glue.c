@@ -28,14 +28,21 @@ static bool suppress_stack(void *ctx, uint32_t stack_id)
     unsigned depth;
     const uint64_t *pcs = stack_table_pcs(s->tracee->stacks, stack_id, &depth);
     for (unsigned i = 0; i < depth; i++) {
-        struct report_frame f;
-        memset(&f, 0, sizeof(f));
-        f.pc = pcs[i] & ~(1ull << 63);
-        session_resolve(s, pcs[i], i, &f);
-        if (suppressions_match(s->leak->supp, f.function) ||
-            suppressions_match(s->leak->supp, f.file) ||
-            suppressions_match(s->leak->supp, f.module))
-            return true;
+        /* Every frame of the pc: inlined functions match too. */
+        for (unsigned sub = 0; sub < 64; sub++) {
+            struct report_frame f;
+            memset(&f, 0, sizeof(f));
+            f.pc = pcs[i] & ~(1ull << 63);
+            f.sub = sub;
+            f.caller_pc = i + 1 < depth ? pcs[i + 1] : 0;
+            session_resolve(s, pcs[i], i, &f);
+            if (suppressions_match(s->leak->supp, f.function) ||
+                suppressions_match(s->leak->supp, f.file) ||
+                suppressions_match(s->leak->supp, f.module))
+                return true;
+            if (!f.more)
+                break;
+        }
     }
     return false;
 }

@@ -18,6 +18,7 @@ static struct report_source source_of(struct tracee *t, struct process_resolver 
         .pid = t->pid,
         .program = t->program,
         .errors = &t->errors,
+        .max_frames = t->opts.depth,
     };
 }
 

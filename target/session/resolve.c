@@ -2,9 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/xalloc.h"
 #include "target/session/session.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
+#include "target/symbols/symtab.h"
+#include "target/symbols/tailcall.h"
 #include "target/tracer/modules.h"
 #include "target/unwind/unwind.h"
 
@@ -23,6 +26,135 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
     resolve_in(r->tracee->modules, r->buf, pc, frame_index, out);
 }
 
+/* The frames of the last pc resolved: sub 0 computes them, the next subs
+ * of the same pc read them (the report asks in that order).  First the
+ * physical frame's inlined-call chain, then frames restored from tail
+ * calls between it and its caller, each with the chain at its jump. */
+#define RESOLVE_FRAMES_MAX (SYM_CHAIN_MAX + 2 * TAIL_CHAIN_MAX)
+static struct {
+    unsigned n;
+    struct sym_info chain[RESOLVE_FRAMES_MAX];
+    struct module *mod[RESOLVE_FRAMES_MAX];
+    uint64_t pc[RESOLVE_FRAMES_MAX];       /* runtime; the stored pc for the physical frame */
+    bool tail[RESOLVE_FRAMES_MAX];
+} last;
+
+/* What a tail-call search needs to know about the callee. */
+struct callee {
+    struct module_map *mm;
+    struct module *m;
+    /* Modules whose DWARF may define a function of the chain: the
+     * caller's, and those a jump of this search was found in (a static
+     * function is called from its own module only). */
+    struct module *near[TAIL_CHAIN_MAX + 1];
+    unsigned nnear;
+    uint64_t entry;             /* runtime address of its function; 0 if unknown */
+    const char *symbol, *dwarf; /* its names (may be NULL) */
+};
+
+/* Exported addresses looked up lately (each lookup reads the dynamic
+ * symbol table): a report asks about the same few names for every stack. */
+#define EXPORT_CACHE 64
+static struct {
+    const struct module *m;
+    uint64_t start, bias, addr;
+    char *name;
+} export_cache[EXPORT_CACHE];
+
+static uint64_t export_addr(struct module_map *mm, struct module *m, const char *name)
+{
+    uint64_t h = 1469598103934665603ull ^ (uintptr_t)m;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    typeof(&export_cache[0]) e = &export_cache[h % EXPORT_CACHE];
+    if (e->name && e->m == m && e->start == m->start && e->bias == m->bias && strcmp(e->name, name) == 0)
+        return e->addr;
+    free(e->name);
+    e->m = m;
+    e->start = m->start;
+    e->bias = m->bias;
+    e->name = xstrdup(name);
+    e->addr = module_export_addr(mm, m, name);
+    return e->addr;
+}
+
+static bool is_callee(void *ctx, const char *name)
+{
+    const struct callee *c = ctx;
+    if ((c->symbol && strcmp(name, c->symbol) == 0) || (c->dwarf && strcmp(name, c->dwarf) == 0))
+        return true;
+    return c->entry && export_addr(c->mm, c->m, name) == c->entry;
+}
+
+static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out, size_t max)
+{
+    struct callee *c = ctx;
+    struct module_map *mm = c->mm;
+    size_t n = 0;
+    for (size_t i = 0; i < mm->count && n < max; i++) {
+        struct module *m = mm->mods[i];
+        bool near = false;
+        for (unsigned j = 0; j < c->nnear; j++)
+            near |= c->near[j] == m;
+        /* Other modules only for a function they export (their DWARF is
+         * then read: not for every module at every search). */
+        if (!near && !export_addr(mm, m, function))
+            continue;
+        struct symbolizer *sym = module_symbolizer(mm, m);
+        if (!sym)
+            continue;
+        struct inline_tail_call calls[16];
+        size_t k = symbolizer_tail_calls(sym, function, calls, sizeof(calls) / sizeof(calls[0]));
+        if (k && !near && c->nnear < sizeof(c->near) / sizeof(c->near[0]))
+            c->near[c->nnear++] = m;
+        for (size_t j = 0; j < k && n < max; j++)
+            out[n++] = (struct tail_edge){ .target = calls[j].target, .site = calls[j].return_pc, .owner = m };
+    }
+    return n;
+}
+
+/* Appends the frames tail calls removed between the physical frame just
+ * resolved (at, in m) and its caller (caller_pc, a return address). */
+static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at, uint64_t caller_pc)
+{
+    if (!caller_pc || (caller_pc & UNWIND_PC_EXACT))
+        return; /* no caller, or one a signal interrupted: no call there */
+    uint64_t ret = caller_pc & ~UNWIND_PC_EXACT;
+    struct module *mc = module_find_any(mm, ret - 1);
+    struct symbolizer *symc = mc ? module_symbolizer(mm, mc) : NULL;
+    const char *called = symc ? symbolizer_call_target(symc, ret - mc->bias) : NULL;
+    if (!called)
+        return;
+    struct callee c = { .mm = mm, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL,
+                        .near = { mc }, .nnear = 1 };
+    struct symbolizer *sym = module_symbolizer(mm, m);
+    uint64_t off;
+    if (sym && (c.symbol = symtab_lookup(debug_object_symtab(symbolizer_object(sym)), at - m->bias, &off)))
+        c.entry = at - off;
+    struct tail_oracle o = { .edges = tail_edges, .is_callee = is_callee, .ctx = &c };
+    struct tail_edge e[TAIL_CHAIN_MAX];
+    unsigned n = tailcall_restore(called, &o, e, TAIL_CHAIN_MAX);
+    for (unsigned i = 0; i < n; i++) {
+        struct module *mo = e[i].owner;
+        struct symbolizer *so = module_symbolizer(mm, mo);
+        if (!so || last.n >= RESOLVE_FRAMES_MAX)
+            return;
+        /* The jump's own place: the address before the one it would
+         * have returned to, with the functions inlined there. */
+        unsigned k = symbolizer_lookup_chain(so, e[i].site - 1, &last.chain[last.n], RESOLVE_FRAMES_MAX - last.n,
+                                             NULL);
+        if (!k)
+            return;
+        for (unsigned j = 0; j < k; j++) {
+            last.mod[last.n + j] = mo;
+            last.pc[last.n + j] = e[i].site + mo->bias;
+            last.tail[last.n + j] = false;
+        }
+        last.n += k;
+        last.tail[last.n - 1] = true;
+    }
+}
+
 static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                        struct report_frame *out)
 {
@@ -31,31 +163,57 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
      * earlier, where gdb and addr2line look too. */
     bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
     uint64_t at = exact ? raw : raw - 1;
-    struct module *m = module_find_any(mm, at); /* unloaded libraries too */
+    if (out->sub == 0) {
+        last.n = 0;
+        struct module *m = module_find_any(mm, at); /* unloaded libraries too */
+        struct symbolizer *sym = m ? module_symbolizer(mm, m) : NULL;
+        if (m) {
+            last.n = 1;
+            memset(&last.chain[0], 0, sizeof(last.chain[0]));
+        }
+        if (sym) {
+            int found;
+            last.n = symbolizer_lookup_chain(sym, at - m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            /* A handler returns into the signal trampoline's first byte
+             * (__restore_rt): pc-1 lies before the function there. */
+            if (!(found & SYM_FOUND_FUNCTION) && at != raw)
+                last.n = symbolizer_lookup_chain(sym, raw - m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            if (!(found & SYM_FOUND_FUNCTION))
+                last.chain[0].function = NULL;
+            if (!(found & SYM_FOUND_LINE))
+                last.chain[0].file[0] = 0;
+        }
+        for (unsigned i = 0; i < last.n; i++) {
+            last.mod[i] = m;
+            last.pc[i] = raw;
+            last.tail[i] = false;
+        }
+        if (sym)
+            add_tail_frames(mm, m, at, out->caller_pc);
+    }
+    if (out->sub >= last.n)
+        return;
+    struct module *m = last.mod[out->sub];
     if (!m)
         return;
+    out->pc = last.pc[out->sub];
     out->module = m->path;
-    out->offset = raw - m->bias;
-    struct symbolizer *sym = module_symbolizer(mm, m);
-    if (!sym)
-        return;
-    struct sym_info info;
-    int found = symbolizer_lookup(sym, at - m->bias, &info);
-    /* A handler returns into the signal trampoline's first byte
-     * (__restore_rt): pc-1 lies before the function there. */
-    if (!(found & SYM_FOUND_FUNCTION) && at != raw)
-        found = symbolizer_lookup(sym, raw - m->bias, &info);
-    if ((found & SYM_FOUND_FUNCTION) && info.function) {
+    out->offset = out->pc - m->bias;
+    const struct sym_info *info = &last.chain[out->sub];
+    out->inlined = info->inlined;
+    out->tail_call = last.tail[out->sub];
+    out->more = out->sub + 1 < last.n;
+    if (info->function) {
         /* Reports name C++ functions as people write them; a name the
          * demangler does not know stays mangled. */
-        char *plain = demangle_cxx(info.function);
-        snprintf(buf[0], sizeof(buf[0]), "%s", plain ? plain : info.function);
+        char *plain = demangle_cxx(info->function);
+        snprintf(buf[0], sizeof(buf[0]), "%s", plain ? plain : info->function);
         free(plain);
         out->function = buf[0];
     }
-    if ((found & SYM_FOUND_LINE) && info.file[0]) {
-        snprintf(buf[1], sizeof(buf[1]), "%s", info.file);
+    if (info->file[0]) {
+        snprintf(buf[1], sizeof(buf[1]), "%s", info->file);
         out->file = buf[1];
-        out->line = info.line;
+        out->line = info->line;
     }
 }

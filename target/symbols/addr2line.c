@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,21 +28,26 @@ static bool parse_address(const char *s, uint64_t *out)
     return true;
 }
 
-static void print_one(struct symbolizer *sym, const char *text)
+static void print_one(struct symbolizer *sym, const char *text, unsigned flags)
 {
-    struct sym_info info;
+    static struct sym_info chain[SYM_CHAIN_MAX];
     uint64_t addr;
-    if (!parse_address(text, &addr)) {
+    bool ok = parse_address(text, &addr);
+    if (flags & ADDR2LINE_ADDRESSES)
+        printf("0x%016" PRIx64 "\n", ok ? addr : 0);
+    if (!ok) {
         printf("??\n??:0\n");
         return;
     }
-    symbolizer_lookup(sym, addr, &info);
-    char where[LINE_PATH_MAX + 64];
-    sym_info_format_location(&info, where, sizeof(where));
-    printf("%s\n%s\n", info.function ? info.function : "??", where);
+    unsigned n = symbolizer_lookup_chain(sym, addr, chain, (flags & ADDR2LINE_INLINES) ? SYM_CHAIN_MAX : 1, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        char where[LINE_PATH_MAX + 64];
+        sym_info_format_location(&chain[i], where, sizeof(where));
+        printf("%s\n%s\n", chain[i].function ? chain[i].function : "??", where);
+    }
 }
 
-int addr2line_main(int argc, char **argv, struct file_locator *loc)
+int addr2line_main(int argc, char **argv, struct file_locator *loc, unsigned flags)
 {
     if (argc < 1 || !argv[0]) {
         fprintf(stderr, "usage: memtrace --addr2line ELF [ADDR...]\n");
@@ -77,11 +83,11 @@ int addr2line_main(int argc, char **argv, struct file_locator *loc)
     struct symbolizer *sym = symbolizer_new(obj);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
-            print_one(sym, argv[i]);
+            print_one(sym, argv[i], flags);
     } else {
         char line[256];
         while (fgets(line, sizeof(line), stdin)) {
-            print_one(sym, line);
+            print_one(sym, line, flags);
             fflush(stdout);
         }
     }

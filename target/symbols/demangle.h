@@ -5,11 +5,11 @@
 #ifndef MT_SYMBOLS_DEMANGLE_H
 #define MT_SYMBOLS_DEMANGLE_H
 
-/* A malloc'd demangled name, or NULL when name is not a mangled C++ name or
- * uses a construct this demangler does not handle (most expressions beyond
- * the enable_if<!trait<T>::value> kind, decltype, vendor qualifiers):
- * callers then show the name as it is.  A non-NULL answer is the text
- * c++filt prints.  "name@VERSION" keeps its version suffix. */
+/* A malloc'd demangled name (free() it), or NULL when name is not a
+ * mangled C++ name, libiberty cannot demangle it, or the answer is longer
+ * than 64 KiB: callers then show the name as it is.  A non-NULL answer is
+ * the text c++filt prints (it is c++filt's demangler).  "name@VERSION"
+ * keeps its version suffix. */
 char *demangle_cxx(const char *name);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "target/dwarf/info_inline.h"
 #include "target/dwarf/line_index.h"
 #include "target/symbols/debug_object.h"
 
@@ -21,7 +22,13 @@ struct sym_info {
     char file[LINE_PATH_MAX];  /* "" when unknown */
     unsigned line;             /* 0 when unknown */
     unsigned discriminator;
+    /* Chains (symbolizer_lookup_chain): this function was inlined into
+     * the next frame's, which called it from that frame's file:line. */
+    bool inlined;
 };
+
+/* Frames one address can stand for at most (inlining depth). */
+#define SYM_CHAIN_MAX 32
 
 struct symbolizer;
 
@@ -34,6 +41,23 @@ void symbolizer_free(struct symbolizer *s);
 #define SYM_FOUND_FUNCTION 1
 #define SYM_FOUND_LINE 2
 int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info *out);
+
+/* The whole chain at an address, innermost first, as addr2line -i prints
+ * it: out[0] as symbolizer_lookup fills it, then for each inlined
+ * function the one it was inlined into, at the place of the call (file
+ * and line of the call, function_offset 0 except for the outermost when
+ * the symbol table names it too).  Returns the number of frames written
+ * (1..max; 0 only when max is 0); *found (may be NULL) gets out[0]'s
+ * SYM_FOUND_* bits. */
+unsigned symbolizer_lookup_chain(struct symbolizer *s, uint64_t link_vaddr, struct sym_info *out, unsigned max,
+                                 int *found);
+
+/* DWARF call sites of the object (link-time addresses): the function the
+ * call returning to return_pc calls (NULL if unknown or ambiguous), and
+ * the tail calls (jumps) the function named function makes. */
+const char *symbolizer_call_target(struct symbolizer *s, uint64_t return_pc);
+size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max);
+struct debug_object *symbolizer_object(const struct symbolizer *s);
 
 /* Heap bytes held for line lookups (sections kept + index). */
 size_t symbolizer_memory(const struct symbolizer *s);
