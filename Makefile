@@ -104,6 +104,16 @@ ifeq ($(ARCH),i386)
 UNIT_LIBELF := /usr/lib/i386-linux-gnu/libelf.so.1
 endif
 HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
+# --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, linked statically into
+# memtrace so that the board binary stays self-contained (Debian's
+# libssl-dev ships libssl.a and libcrypto.a).  Cross and 32-bit builds are
+# made without it (MT_NO_TLS): their --key says so in one line.
+ifeq ($(CROSS_COMPILE)$(filter-out $(HOST_ARCH),$(ARCH)),)
+TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
+HOSTFS_LIBS += -lssl -lcrypto
+else
+ALL_CFLAGS += -DMT_NO_TLS
+endif
 
 UNIT_SRCS := $(wildcard selftest/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:selftest/unit/%.c=$(BUILD)/unit/%)

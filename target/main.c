@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shared/log.h"
+#include "shared/wire_tls.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
@@ -45,6 +46,9 @@ static void usage(FILE *out)
           "  -c, --connect HOST[:PORT]  fetch files from memtrace-fs on HOST\n"
           "  -l, --listen ADDR[:PORT]   wait for memtrace-fs -c to connect in\n"
           "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
+          "      --key FILE         the pre-shared key memtrace-fs --key FILE has: both\n"
+          "                         sides authenticated, the connection encrypted\n"
+          "                         (TLS 1.3 PSK; cross and 32-bit builds have none)\n"
           "  -a, --autoscan         leak scan when the program is about to exit (or\n"
           "                         when tracing ends), reported with the final report\n"
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
@@ -60,7 +64,7 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK, OPT_KEY };
 
 struct cli {
     pid_t pid;
@@ -75,6 +79,7 @@ struct cli {
     const char *connect;
     const char *listen;
     bool mdns;
+    const char *key_file;   /* --key */
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
     struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
@@ -104,6 +109,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"connect", required_argument, NULL, 'c'},
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
+        {"key", required_argument, NULL, OPT_KEY},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
         {"check", no_argument, NULL, OPT_CHECK},
         {"follow-fork", no_argument, NULL, 'f'},
@@ -150,6 +156,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             cli->sysroots[cli->nsysroots++] = optarg;
             break;
         case 'c': cli->connect = optarg; break;
+        case OPT_KEY: cli->key_file = optarg; break;
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
@@ -184,6 +191,18 @@ static int build_locator(const struct cli *cli, struct file_locator *loc)
         file_locator_add(loc, file_provider_sysroot(cli->sysroots[i]));
     char err[256] = "";
     struct file_provider *remote = NULL;
+    if (cli->key_file) {
+        if (!cli->connect && !cli->listen && !cli->mdns) {
+            mt_error("--key needs -c, -l or -m");
+            return -1;
+        }
+        struct wire_key *key = wire_key_load(cli->key_file, err, sizeof(err));
+        if (!key) {
+            mt_error("%s", err);
+            return -1;
+        }
+        remote_set_key(key); /* kept for the whole run: reconnects use it */
+    }
     if (cli->connect) {
         remote = remote_provider_connect(cli->connect, NET_TIMEOUT_MS, err, sizeof(err));
         if (!remote) {

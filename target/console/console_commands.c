@@ -1,4 +1,5 @@
 #include "target/console/console_internal.h"
+#include "target/report/report_file.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -253,9 +254,14 @@ void cmd_report(struct console *c, const struct tokens *t)
         write_report(c, c->out, &opt);
         return;
     }
-    FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path) : fopen(path, "w");
+    char why[512] = "";
+    FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path)
+                                 : report_file_open(path, why, sizeof(why));
     if (!f) {
-        console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
+        if (why[0])
+            console_error(c, "report: cannot open %.400s", why);
+        else
+            console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
         return;
     }
     write_report(c, f, &opt);

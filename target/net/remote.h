@@ -18,6 +18,11 @@
 
 #define REMOTE_DEFAULT_PORT 3002
 
+struct wire_key;
+/* --key: every connection to memtrace-fs from now on runs TLS with this
+ * pre-shared key first (shared/wire_tls.h); NULL: none. */
+void remote_set_key(const struct wire_key *k);
+
 /* Connects to HOST[:PORT] (default port 3002) and says hello.  NULL with a
  * one-line err when it cannot. */
 struct file_provider *remote_provider_connect(const char *host_port, int timeout_ms, char *err,

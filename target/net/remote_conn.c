@@ -9,6 +9,7 @@
 
 #include "shared/log.h"
 #include "shared/wire_net.h"
+#include "shared/wire_tls.h"
 #include "shared/xalloc.h"
 
 /* Do not make every symbol lookup wait for a host that is gone: after a
@@ -48,10 +49,15 @@ struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout
 
 void remote_conn_ref(struct remote_conn *c) { c->refs++; }
 
+/* --key: set once from the command line, used by every connection. */
+static const struct wire_key *conn_key;
+
+void remote_set_key(const struct wire_key *k) { conn_key = k; }
+
 static void drop(struct remote_conn *c)
 {
     if (c->fd >= 0)
-        close(c->fd);
+        wire_close(c->fd);
     c->fd = -1;
     back_off(c);
 }
@@ -61,7 +67,7 @@ void remote_conn_unref(struct remote_conn *c)
     if (!c || --c->refs > 0)
         return;
     if (c->fd >= 0)
-        close(c->fd);
+        wire_close(c->fd);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
     wire_buf_free(&c->out);
@@ -105,8 +111,12 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
         host[sizeof(host) - 1] = 0;
         snprintf(me, sizeof(me), "memtrace on %s", host);
     }
+    if (conn_key && wire_tls_start(fd, conn_key, false, c->timeout_ms, err, errlen) < 0) {
+        wire_close(fd);
+        return -1;
+    }
     if (wire_handshake(fd, me, NULL, 0, c->timeout_ms, err, errlen) < 0) {
-        close(fd);
+        wire_close(fd);
         return -1;
     }
     if (c->generation > 0)

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include "target/console/console.h"
+#include "shared/log.h"
+#include "target/report/report_file.h"
 #include "target/session/session.h"
 
 static struct heap_books *glue_books(void *ctx)
@@ -80,9 +82,10 @@ int session_final_report(struct session *s)
 {
     FILE *out = stdout;
     if (s->output_path) {
-        out = fopen(s->output_path, "w");
+        char why[512];
+        out = report_file_open(s->output_path, why, sizeof(why));
         if (!out) {
-            perror(s->output_path);
+            mt_error("report: cannot open %s", why);
             return -1;
         }
     }
