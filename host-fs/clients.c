@@ -66,7 +66,6 @@ const struct client_limits *clients_configure(void)
         else if (strcmp(item, "burst") == 0) limits.req_burst = v;
         else if (strcmp(item, "lifetime") == 0) limits.lifetime_s = v;
         else if (strcmp(item, "evict_idle") == 0) limits.evict_idle_ms = v;
-        else if (strcmp(item, "delay") == 0) limits.reply_delay_ms = v;
     }
     mt_warn("test limits in force (MEMTRACE_FS_TEST_LIMITS=%s)", knob);
     return &limits;

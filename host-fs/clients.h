@@ -51,10 +51,9 @@ struct client_limits {
     int req_burst;
     int lifetime_s;
     int evict_idle_ms;
-    int reply_delay_ms; /* test only: every reply waits this long (a slow link) */
 };
 /* Reads MEMTRACE_FS_TEST_LIMITS="per_addr=N,rate=N,burst=N,lifetime=S,
- * evict_idle=MS,delay=MS" (tests only); returns the limits. */
+ * evict_idle=MS" (tests only); returns the limits. */
 const struct client_limits *clients_configure(void);
 const struct client_limits *clients_limits(void);
 

@@ -176,7 +176,6 @@ static void serve_loop(struct session *s)
     }
     clients_set_rank(s->ticket, CLIENT_HELLO);
     mt_info("%s: connected (%s)", s->peer, peer_name);
-    int delay_ms = clients_limits()->reply_delay_ms;
     for (;;) {
         if (wait_request(s) < 0)
             return;
@@ -230,8 +229,6 @@ static void serve_loop(struct session *s)
             wire_encode_error(&s->out, WIRE_E_PROTO, "not a request");
             break;
         }
-        if (delay_ms > 0)
-            usleep((useconds_t)delay_ms * 1000); /* test knob: a slow host */
         if (wire_send(s->sock, &s->out, IO_TIMEOUT_MS) < 0) {
             mt_warn("%s: %s", s->peer, strerror(errno));
             return;

@@ -254,12 +254,13 @@ long wire_tls_write(void *t, const void *buf, size_t len, short *want)
 
 bool wire_tls_pending(void *t) { return SSL_pending(((struct tls_conn *)t)->ssl) > 0; }
 
-void wire_close(int fd)
+static void tls_end(int fd, bool notify)
 {
     struct tls_conn *c = fd >= 0 && fd < TLS_MAX_FD ? conns[fd] : NULL;
     if (c) {
         conns[fd] = NULL;
-        SSL_shutdown(c->ssl); /* one close_notify, not waited for */
+        if (notify)
+            SSL_shutdown(c->ssl); /* one close_notify, not waited for */
         SSL_free(c->ssl);
         SSL_CTX_free(c->ctx);
         free(c);
@@ -267,6 +268,9 @@ void wire_close(int fd)
     if (fd >= 0)
         close(fd);
 }
+
+void wire_close(int fd) { tls_end(fd, true); }
+void wire_forget(int fd) { tls_end(fd, false); }
 
 #else /* MT_NO_TLS */
 
@@ -313,4 +317,5 @@ void wire_close(int fd)
     if (fd >= 0)
         close(fd);
 }
+void wire_forget(int fd) { wire_close(fd); }
 #endif

@@ -51,5 +51,8 @@ bool wire_tls_pending(void *t);
 
 /* Ends TLS on fd (if any) and closes it. */
 void wire_close(int fd);
+/* The same without a word to the peer: after a fork, when another process
+ * has gone on with the connection and our TLS state is stale. */
+void wire_forget(int fd);
 
 #endif

@@ -285,6 +285,7 @@ int main(int argc, char **argv)
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
+    s.signal_fd = -1;
     s.output_path = cli.output;
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
@@ -330,6 +331,7 @@ int main(int argc, char **argv)
     }
     session_leak_hook(&s);
     s.tracee->on_misuse = session_print_misuse;
+    s.tracee->on_misuse_ctx = &s;
     family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));

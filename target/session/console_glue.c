@@ -48,7 +48,13 @@ static void glue_scan(void *ctx, FILE *out)
     session_leak_scan(ctx, out);
 }
 
+static int glue_run_apart(void *ctx, int (*fn)(void *arg), void *arg)
+{
+    return session_run_apart(ctx, fn, arg);
+}
+
 static const struct console_ops session_console_ops = {
+    .run_apart = glue_run_apart,
     .books = glue_books,
     .stacks = glue_stacks,
     .resolve = session_resolve,

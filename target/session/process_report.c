@@ -21,9 +21,25 @@ static struct report_source source_of(struct tracee *t, struct process_resolver 
     };
 }
 
+/* While a child writes a report the connections are lent to it: an error
+ * found meanwhile is printed once the child is done (a lookup now would
+ * fail, and a failed lookup is not tried again). */
+#define DEFERRED_MAX 256
+
 void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e)
 {
-    (void)ctx;
+    struct session *s = ctx;
+    if (s && s->apart_pid != 0) {
+        if (!s->deferred) {
+            s->deferred = xcalloc(DEFERRED_MAX, sizeof(*s->deferred));
+            s->deferred_of = xcalloc(DEFERRED_MAX, sizeof(*s->deferred_of));
+        }
+        if (s->ndeferred < DEFERRED_MAX) {
+            s->deferred[s->ndeferred] = *e;
+            s->deferred_of[s->ndeferred++] = t;
+        }
+        return; /* past DEFERRED_MAX: in the final report, not on stderr */
+    }
     struct process_resolver *r = xmalloc(sizeof(*r));
     struct report_source src = source_of(t, r);
     report_write_misuse(stderr, &src, e);
@@ -102,4 +118,15 @@ int session_write_children(FILE *out, struct session *s)
     for (size_t i = 1; i < s->family.count; i++)
         rc |= write_child(out, s, s->family.procs[i], i == 1);
     return rc;
+}
+
+void session_flush_misuse(struct session *s)
+{
+    for (size_t i = 0; i < s->ndeferred; i++)
+        session_print_misuse(s, s->deferred_of[i], &s->deferred[i]);
+    s->ndeferred = 0;
+    free(s->deferred);
+    free(s->deferred_of);
+    s->deferred = NULL;
+    s->deferred_of = NULL;
 }
