@@ -44,7 +44,7 @@ void refusal_log(const char *fmt, ...)
     char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(line, sizeof(line), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): va_start is just above
     va_end(ap);
     mt_warn("%s", line);
     pthread_mutex_unlock(&lock);
