@@ -48,7 +48,7 @@ static void usage(FILE *out)
           "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
           "      --key FILE         the pre-shared key memtrace-fs --key FILE has: both\n"
           "                         sides authenticated, the connection encrypted\n"
-          "                         (TLS 1.3 PSK; cross and 32-bit builds have none)\n"
+          "                         (TLS 1.3 PSK; not in 32-bit x86 builds)\n"
           "  -a, --autoscan         leak scan when the program is about to exit (or\n"
           "                         when tracing ends), reported with the final report\n"
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
