@@ -113,6 +113,9 @@ ifeq ($(CROSS_COMPILE)$(filter-out $(HOST_ARCH),$(ARCH)),)
 TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
 HOSTFS_LIBS += -lssl -lcrypto
 else
+ifeq ($(CROSS_COMPILE),)
+HOSTFS_LIBS += -lssl -lcrypto   # ARCH=i386: memtrace-fs stays native, with TLS
+endif
 DEB_ARCH_aarch64 := arm64
 DEB_ARCH_arm := armhf
 CROSS_SSL := $(BUILD)/openssl
