@@ -351,6 +351,8 @@ int main(int argc, char **argv)
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
     guardian_release();
+    session_flush_misuse(&s); /* those met at the very end */
+    session_misuse_free(&s);
     int rc = session_final_report(&s) < 0 ? 1 : 0;
     /* The first process's status when it ended (children may have been
      * detached after it); 0 after detaching from it. */

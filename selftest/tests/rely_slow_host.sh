@@ -5,7 +5,9 @@
 # the test uses 1 s per chunk so that it stays short, which changes the
 # length of the stall on old code, not its existence).  A program sleeping
 # 100 ms per loop records its worst gap between loops; a `report` on the
-# console then symbolizes over the slow link while it runs.  Its worst gap
+# console then symbolizes over the slow link while it runs, and meanwhile
+# the program makes a misuse error (new[] released by free), whose stacks
+# are named over the same link.  Its worst gap
 # traced must stay within 2x of its worst gap untraced, and the report must
 # name its functions (names that only the served copy can give: the local
 # program is stripped).
@@ -15,12 +17,14 @@ PROXY=
 trap 'stop_fs >/dev/null 2>&1; [ -n "$PROXY" ] && kill $PROXY 2>/dev/null' EXIT
 DELAY=${DELAY:-1000}
 here=$(dirname "$0")
-cat >"$MT_TMP/gap.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+cat >"$MT_TMP/gap.cpp" <<'C'
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+static double now() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 __attribute__((noinline)) void *gap_keep_block(int i) { return malloc(16 + i); }
+// A misuse error while the report is fetched: new[] released by free.
+__attribute__((noinline)) void gap_mismatch() { int *q = new int[4]; free(q); }
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 50;
@@ -32,7 +36,9 @@ int main(int argc, char **argv)
             printf("five loops done\n");
             fflush(stdout);
         }
-        struct timespec d = { 0, 100 * 1000 * 1000 };
+        if (i == 20)
+            gap_mismatch();
+        timespec d = { 0, 100 * 1000 * 1000 };
         nanosleep(&d, NULL);
         double t = now();
         if (i > 0 && t - prev > worst) worst = t - prev;
@@ -42,7 +48,7 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-gcc ${MT_TARGET_CFLAGS:-} -g -O0 -o "$MT_TMP/gap.full" "$MT_TMP/gap.c" || fail "gcc"
+g++ ${MT_TARGET_CFLAGS:-} -g -O0 -o "$MT_TMP/gap.full" "$MT_TMP/gap.cpp" || fail "g++"
 prog=$MT_TMP/run/gap
 mkdir -p "$MT_TMP/run" && strip -o "$prog" "$MT_TMP/gap.full"
 root=$MT_TMP/root
@@ -61,7 +67,7 @@ pport=$(cat "$MT_TMP/proxy.port")
 # five times.
 start=$SECONDS
 { for ((k = 0; k < 300; k++)); do grep -qs "five loops done" "$MT_TMP/out" && break; sleep 0.1; done
-  echo "report -n 3"; } |
+  echo "report"; } |
     "$MEMTRACE" -C -c "127.0.0.1:$pport" "$prog" 80 >"$MT_TMP/out" 2>"$MT_TMP/err"
 rc=$?
 cat "$MT_TMP/err"
@@ -69,8 +75,10 @@ traced=$(sed -n 's/worst gap \([0-9]*\) ms/\1/p' "$MT_TMP/out")
 echo "traced while a report was fetched at $DELAY ms a chunk: worst gap $traced ms (run: $((SECONDS - start)) s)"
 [ $rc = 0 ] || fail "memtrace exited $rc"
 # Twice: the console's report and the final one.
-[ "$(grep -c "gap_keep_block() in " "$MT_TMP/out")" -ge 2 ] ||
+[ "$(grep -c "gap_keep_block(int) in " "$MT_TMP/out")" -ge 2 ] ||
     fail "the console's report has no names from the served copy"
+grep -q "Mismatched free() / delete / delete \[\]" "$MT_TMP/err" || fail "the misuse error was not printed"
+grep -q "gap_mismatch() (gap.cpp:" "$MT_TMP/err" || fail "the misuse error's stack has no names from the served copy"
 [ -n "$traced" ] && [ "$traced" -le $((2 * untraced)) ] ||
     fail "the traced program was held: worst gap $traced ms, untraced $untraced ms (2x allowed)"
 echo "rely_slow_host: ok"

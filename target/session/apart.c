@@ -99,8 +99,6 @@ int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg)
     remote_conns_lend(false);
     if (used != 'N')
         remote_conns_forget();
-    session_drain_stops(s);
-    session_flush_misuse(s);
     int st = s->apart_status;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

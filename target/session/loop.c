@@ -105,6 +105,8 @@ int session_run(struct session *s)
     };
     while (!s->quit_requested) {
         session_drain_stops(s);
+        if (s->ndeferred || s->deferred_dropped)
+            session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
         if (poll(fds, 3, -1) < 0) {

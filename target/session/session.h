@@ -31,6 +31,7 @@ struct session {
     struct misuse_error *deferred; /* misuse errors met while a child reports */
     struct tracee **deferred_of;
     size_t ndeferred;
+    size_t deferred_dropped;
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the
@@ -70,8 +71,10 @@ void session_handle_signals(struct session *s, int sfd);
  * fork) when no memtrace-fs connection is in use, or outside the loop.
  * Returns -2 when it could not fork (the caller does it in place). */
 int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg);
-/* Prints the misuse errors met while a child was reporting. */
+/* Prints the misuse errors queued (with memtrace-fs, or while a child was
+ * reporting): in a child while the loop runs, else here. */
 void session_flush_misuse(struct session *s);
+void session_misuse_free(struct session *s);
 
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
