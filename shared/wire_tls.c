@@ -32,7 +32,6 @@ struct wire_key {
 struct tls_conn {
     SSL *ssl;
     SSL_CTX *ctx;
-    uint64_t sent, received; /* raw bytes, counted by the BIO callback */
 };
 
 static struct tls_conn *conns[TLS_MAX_FD];
@@ -116,23 +115,6 @@ static void ssl_reason(char *out, size_t len)
     ERR_clear_error();
 }
 
-static long bio_count(BIO *b, int oper, const char *argp, size_t len, int argi, long argl,
-                      int ret, size_t *processed)
-{
-    (void)argp;
-    (void)len;
-    (void)argi;
-    (void)argl;
-    struct tls_conn *c = (struct tls_conn *)BIO_get_callback_arg(b);
-    if (c && ret > 0 && processed) {
-        if (oper == (BIO_CB_READ | BIO_CB_RETURN))
-            c->received += *processed;
-        else if (oper == (BIO_CB_WRITE | BIO_CB_RETURN))
-            c->sent += *processed;
-    }
-    return ret;
-}
-
 int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms, char *err,
                    size_t errlen)
 {
@@ -168,9 +150,6 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
         snprintf(err, errlen, "TLS: cannot set up");
         return -1;
     }
-    BIO *bio = SSL_get_rbio(c->ssl);
-    BIO_set_callback_arg(bio, (char *)c);
-    BIO_set_callback_ex(bio, bio_count);
     cur_key = k;
     long long deadline = now_ms() + timeout_ms;
     int rc = -1;
@@ -208,13 +187,6 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
     }
     conns[fd] = c;
     return 0;
-}
-
-void wire_tls_counts(int fd, uint64_t *sent, uint64_t *received)
-{
-    struct tls_conn *c = fd >= 0 && fd < TLS_MAX_FD ? conns[fd] : NULL;
-    *sent = c ? c->sent : 0;
-    *received = c ? c->received : 0;
 }
 
 void *wire_tls_of(int fd) { return fd >= 0 && fd < TLS_MAX_FD ? conns[fd] : NULL; }
@@ -290,12 +262,6 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
     (void)fd, (void)k, (void)server, (void)timeout_ms;
     snprintf(err, errlen, "this build has no TLS");
     return -1;
-}
-
-void wire_tls_counts(int fd, uint64_t *sent, uint64_t *received)
-{
-    (void)fd;
-    *sent = *received = 0;
 }
 
 void *wire_tls_of(int fd) { (void)fd; return NULL; }

@@ -38,8 +38,6 @@ bool wire_tls_available(void);
  * the other side, an old protocol version, a replayed or cut handshake). */
 int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms, char *err,
                    size_t errlen);
-/* Bytes on the wire so far for fd's TLS session, for the figures. */
-void wire_tls_counts(int fd, uint64_t *sent, uint64_t *received);
 
 /* Used by wire_io.c: is TLS on fd? */
 void *wire_tls_of(int fd);
