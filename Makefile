@@ -113,6 +113,35 @@ ifeq ($(ARCH),i386)
 UNIT_LIBELF := /usr/lib/i386-linux-gnu/libelf.so.1
 endif
 HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
+# --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, linked statically into
+# memtrace so that the board binary stays self-contained (Debian's
+# libssl-dev ships libssl.a and libcrypto.a).  Cross builds unpack the
+# target's libssl-dev (selftest/cross-openssl.sh); when that fails, and for
+# ARCH=i386, they are made without it (MT_NO_TLS): --key says so in one line.
+ifeq ($(CROSS_COMPILE)$(filter-out $(HOST_ARCH),$(ARCH)),)
+TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
+HOSTFS_LIBS += -lssl -lcrypto
+else
+ifeq ($(CROSS_COMPILE),)
+HOSTFS_LIBS += -lssl -lcrypto   # ARCH=i386: memtrace-fs stays native, with TLS
+endif
+DEB_ARCH_aarch64 := arm64
+DEB_ARCH_arm := armhf
+CROSS_SSL := $(BUILD)/openssl
+CROSS_SSL_OK :=
+ifneq ($(CROSS_COMPILE),)
+ifneq ($(DEB_ARCH_$(ARCH)),)
+CROSS_SSL_OK := $(shell selftest/cross-openssl.sh $(CROSS_SSL) $(DEB_ARCH_$(ARCH)) && echo yes)
+endif
+endif
+ifeq ($(CROSS_SSL_OK),yes)
+ALL_CFLAGS += -I$(CROSS_SSL)/usr/include -I$(CROSS_SSL)/usr/include/$(CROSS_TRIPLE)
+ALL_LDFLAGS += -L$(CROSS_SSL)/usr/lib/$(CROSS_TRIPLE)
+TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
+else
+ALL_CFLAGS += -DMT_NO_TLS
+endif
+endif
 
 UNIT_SRCS := $(wildcard selftest/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:selftest/unit/%.c=$(BUILD)/unit/%)

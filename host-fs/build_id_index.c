@@ -48,6 +48,29 @@ static void add(int sysroot, const char *path, const uint8_t *id, size_t len)
     e->path = xstrdup(path);
 }
 
+/* A readable descriptor for what the O_PATH pfd names, which fstat said is
+ * a directory or a regular file: "." below it, or /proc/self/fd/N, so it
+ * is the very inode checked (no name is looked up again, nothing can be
+ * swapped in; without /proc files are skipped). */
+static int reopen_checked(int pfd, const struct stat *st)
+{
+    int fd;
+    if (S_ISDIR(st->st_mode)) {
+        fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } else {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
+        fd = open(link, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    }
+    struct stat st2;
+    if (fd >= 0 && (fstat(fd, &st2) < 0 || st2.st_ino != st->st_ino ||
+                    st2.st_dev != st->st_dev || (st2.st_mode & S_IFMT) != (st->st_mode & S_IFMT))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 static void scan_dir(int sysroot, int dir_fd, char *path, size_t plen, int depth)
 {
     if (depth > MAX_DEPTH)
@@ -66,15 +89,21 @@ static void scan_dir(int sysroot, int dir_fd, char *path, size_t plen, int depth
             continue;
         path[plen] = '/';
         memcpy(path + plen + 1, de->d_name, nlen + 1);
-        /* Never follow links: the index holds real files inside the sysroot. */
-        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
+        /* Never follow links, and open nothing before its type is known: an
+         * O_PATH descriptor opens no FIFO (its writer stays blocked) and no
+         * device.  Only directories and regular files are opened for real. */
+        int pfd = openat(dirfd(d), de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0)
             continue;
         struct stat st;
-        if (fstat(fd, &st) < 0) {
-            close(fd);
+        if (fstat(pfd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+            close(pfd);
             continue;
         }
+        int fd = reopen_checked(pfd, &st);
+        close(pfd);
+        if (fd < 0)
+            continue;
         if (S_ISDIR(st.st_mode)) {
             scan_dir(sysroot, fd, path, plen + 1 + nlen, depth + 1);
             continue;

@@ -16,12 +16,15 @@
 
 #include "host-fs/allow.h"
 #include "host-fs/clients.h"
+#include "host-fs/listeners.h"
 #include "host-fs/lookup.h"
 #include "shared/wire_net.h"
 #include "host-fs/publish.h"
+#include "host-fs/refusal_log.h"
 #include "host-fs/session.h"
 #include "shared/log.h"
 #include "shared/wire.h"
+#include "shared/wire_tls.h"
 #include "shared/xalloc.h"
 
 #define MTFS_VERSION "0.1"
@@ -36,6 +39,9 @@ static void on_signal(int sig)
 }
 
 struct options {
+    const char *binds[LISTENERS_MAX];
+    int nbinds;
+    const char *key_file;
     const char *port;
     const char *connect;
     const char *name;
@@ -56,6 +62,11 @@ static void usage(FILE *f)
             "                              (default \"memtrace-fs on HOSTNAME\")\n"
             "  -a, --allow CIDR            serve only clients in CIDR (repeatable;\n"
             "                              e.g. 169.254.0.0/16, fe80::/10)\n"
+            "  -b, --bind ADDR             listen on ADDR only (repeatable; default:\n"
+            "                              every address)\n"
+            "  -k, --key FILE              require the pre-shared key in FILE: both sides\n"
+            "                              authenticated, the connection encrypted\n"
+            "                              (TLS 1.3 PSK; memtrace --key FILE too)\n"
             "  -q, --quiet                 only warnings and errors\n"
             "  -h, --help                  this text\n"
             "  -V, --version               version\n",
@@ -97,20 +108,15 @@ struct client_thread {
 static void *client_main(void *arg)
 {
     struct client_thread *ct = arg;
-    session_serve(ct->cfg, ct->fd, ct->peer);
+    session_serve(ct->cfg, ct->fd, ct->ticket, ct->peer);
     clients_leave(ct->ticket);
     free(ct);
     return NULL;
 }
 
-static void start_client(const struct session_config *cfg, int fd, const char *peer)
+static void start_client(const struct session_config *cfg, int fd, int ticket,
+                         const char *peer)
 {
-    int ticket = clients_admit(fd, peer);
-    if (ticket < 0) {
-        mt_warn("%s: refused: already serving %d targets", peer, CLIENTS_MAX);
-        close(fd);
-        return;
-    }
     struct client_thread *ct = xcalloc(1, sizeof(*ct));
     ct->cfg = cfg;
     ct->fd = fd;
@@ -131,21 +137,15 @@ static void start_client(const struct session_config *cfg, int fd, const char *p
     pthread_attr_destroy(&attr);
 }
 
-static int serve_listening(const struct session_config *cfg, int lfd,
+static int serve_listening(const struct session_config *cfg, struct listener_set *ls,
                            const struct allow_list *allow)
 {
     while (!stopping) {
         char peer[96];
-        struct sockaddr_storage ss;
-        int fd = wire_accept(lfd, 500, peer, sizeof(peer), &ss);
-        if (fd < 0)
-            continue;
-        if (!allow_match(allow, &ss)) {
-            mt_warn("%s: refused: not in --allow", peer);
-            close(fd);
-            continue;
-        }
-        start_client(cfg, fd, peer);
+        int ticket;
+        int fd = listeners_accept(ls, allow, 500, &ticket, peer, sizeof(peer));
+        if (fd >= 0)
+            start_client(cfg, fd, ticket, peer);
     }
     return 0;
 }
@@ -167,7 +167,7 @@ static int serve_connecting(const struct session_config *cfg, const char *spec)
             continue;
         }
         said = false;
-        session_serve(cfg, fd, spec);
+        session_serve(cfg, fd, -1, spec);
     }
     return 0;
 }
@@ -199,13 +199,15 @@ int main(int argc, char **argv)
         { "no-mdns", no_argument, NULL, 'n' },
         { "name", required_argument, NULL, 'N' },
         { "allow", required_argument, NULL, 'a' },
+        { "bind", required_argument, NULL, 'b' },
+        { "key", required_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     int c;
-    while ((c = getopt_long(argc, argv, "+p:c:nN:a:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:c:nN:a:b:k:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'p': o.port = optarg; break;
         case 'c': o.connect = optarg; break;
@@ -217,6 +219,14 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'b':
+            if (o.nbinds >= LISTENERS_MAX) {
+                mt_error("at most %d --bind addresses", LISTENERS_MAX);
+                return 2;
+            }
+            o.binds[o.nbinds++] = optarg;
+            break;
+        case 'k': o.key_file = optarg; break;
         case 'q': o.quiet = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("memtrace-fs %s (protocol %d)\n", MTFS_VERSION, WIRE_VERSION); return 0;
@@ -239,6 +249,16 @@ int main(int argc, char **argv)
         }
         port = (uint16_t)v;
     }
+    struct wire_key *key = NULL;
+    if (o.key_file) {
+        char kerr[512];
+        key = wire_key_load(o.key_file, kerr, sizeof(kerr));
+        if (!key) {
+            mt_error("%s", kerr);
+            return 2;
+        }
+    }
+    clients_configure();
     struct sysroot_set set = { 0 };
     open_sysroots(argc - optind, argv + optind, &set);
 
@@ -254,21 +274,27 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct session_config cfg = { .sysroots = &set, .server_name = name, .stopping = &stopping };
+    struct session_config cfg = { .sysroots = &set, .server_name = name, .stopping = &stopping,
+                                  .key = key };
     int rc = 0;
     if (o.connect) {
         mt_info("serving %d sysroot(s) to %s", set.count, o.connect);
         rc = serve_connecting(&cfg, o.connect);
     } else {
         char err[256];
-        int lfd = wire_listen(NULL, port, err, sizeof(err));
-        if (lfd < 0) {
+        struct listener_set ls;
+        if (listeners_open(&ls, o.binds, o.nbinds, port, err, sizeof(err)) < 0) {
             mt_error("%s", err);
             close_sysroots(&set);
             return 1;
         }
-        port = wire_local_port(lfd);
-        mt_info("serving %d sysroot(s) on port %u", set.count, port);
+        port = ls.port;
+        if (!key && o.allow.count == 0)
+            mt_warn("no --allow and no --key: anyone who can reach %s may read every "
+                    "sysroot file (README: running memtrace-fs on a shared network)",
+                    o.nbinds ? "the --bind addresses" : "this host");
+        mt_info("serving %d sysroot(s) on port %u%s", set.count, port,
+                key ? " (key required)" : "");
         struct publisher *pub = NULL;
         if (!o.no_mdns) {
             char *txt = sysroots_txt(&set);
@@ -277,16 +303,19 @@ int main(int argc, char **argv)
             if (!pub)
                 mt_warn("cannot start the DNS-SD publisher; serving anyway");
         }
-        rc = serve_listening(&cfg, lfd, &o.allow);
+        rc = serve_listening(&cfg, &ls, &o.allow);
         publisher_stop(pub);
-        close(lfd);
+        listeners_close(&ls);
     }
     /* Sessions notice "stopping" within half a second; one waiting in the
      * middle of a frame notices its socket shut. */
     clients_shutdown_all();
     for (int i = 0; i < 40 && clients_live() > 0; i++)
         usleep(50 * 1000);
-    if (clients_live() == 0)
+    if (clients_live() == 0) {
         close_sysroots(&set);
+        wire_key_free(key);
+    }
+    refusal_log_flush();
     return rc;
 }

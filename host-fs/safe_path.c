@@ -30,17 +30,22 @@ static int splice_link(struct walk *w, const char *link, size_t link_len)
 {
     const char *tail = w->rest + w->pos;
     size_t tail_len = strlen(tail);
-    if (link_len + 1 + tail_len + 1 > sizeof(w->rest))
+    /* No slash is added after the link's text when nothing follows it: a
+     * trailing slash there would ask for a directory. */
+    size_t sep = tail_len > 0;
+    if (link_len + sep + tail_len + 1 > sizeof(w->rest))
         return -ENAMETOOLONG;
-    memmove(w->rest + link_len + 1, tail, tail_len + 1);
+    memmove(w->rest + link_len + sep, tail, tail_len + 1);
     memcpy(w->rest, link, link_len);
-    w->rest[link_len] = '/';
+    if (sep)
+        w->rest[link_len] = '/';
     w->pos = 0;
     return 0;
 }
 
-/* Next component into name; false at the end of the path. */
-static int next_component(struct walk *w, char name[NAME_MAX + 1], bool *last)
+/* Next component into name; false at the end of the path.  *slash: a slash
+ * follows it (so it must be a directory, as the kernel's lookup says). */
+static int next_component(struct walk *w, char name[NAME_MAX + 1], bool *last, bool *slash)
 {
     while (w->rest[w->pos] == '/')
         w->pos++;
@@ -54,6 +59,7 @@ static int next_component(struct walk *w, char name[NAME_MAX + 1], bool *last)
         return -ENAMETOOLONG;
     memcpy(name, w->rest + start, n);
     name[n] = 0;
+    *slash = w->rest[w->pos] == '/';
     size_t q = w->pos;
     while (w->rest[q] == '/')
         q++;
@@ -67,8 +73,8 @@ static int walk(struct walk *w)
     char link[PATH_MAX];
     int links = 0;
     for (;;) {
-        bool last = false;
-        int r = next_component(w, name, &last);
+        bool last = false, slash = false;
+        int r = next_component(w, name, &last, &slash);
         if (r < 0)
             return r;
         if (r == 0)
@@ -126,8 +132,8 @@ static int walk(struct walk *w)
         close(fd);
         if (!S_ISREG(st.st_mode))
             return -EACCES; /* devices, fifos, sockets: never */
-        if (!last)
-            return -ENOTDIR;
+        if (!last || slash)
+            return -ENOTDIR; /* "file/" names no directory either */
         int file = openat(w->dirs[w->depth], name,
                           O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (file < 0)

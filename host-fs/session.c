@@ -4,12 +4,16 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host-fs/clients.h"
 #include "host-fs/elf_build_id.h"
+#include "host-fs/refusal_log.h"
 #include "shared/log.h"
 #include "shared/wire.h"
+#include "shared/wire_tls.h"
 #include "shared/xalloc.h"
 
 /* Bounds per connection: a target opens a handful of objects and debug files. */
@@ -24,6 +28,7 @@ struct handle {
 struct session {
     const struct session_config *cfg;
     int sock;
+    int ticket; /* in the clients table; -1 in reversed roles */
     const char *peer;
     struct handle handles[MAX_HANDLES];
     uint8_t *payload;   /* one received frame */
@@ -43,7 +48,7 @@ static void do_open(struct session *s, int fd_or_err, const char *what)
     if (fd_or_err < 0) {
         reply_error(s, fd_or_err, NULL);
         if (fd_or_err == -EACCES || fd_or_err == -ELOOP)
-            mt_info("%s: refused %s: %s", s->peer, what, strerror(-fd_or_err));
+            refusal_log("%s: refused %s: %s", s->peer, what, strerror(-fd_or_err));
         return;
     }
     int slot = -1;
@@ -61,6 +66,7 @@ static void do_open(struct session *s, int fd_or_err, const char *what)
     }
     s->handles[slot].fd = fd_or_err;
     s->handles[slot].size = (uint64_t)st.st_size;
+    clients_set_rank(s->ticket, CLIENT_SERVED);
     uint8_t id[WIRE_MAX_BUILD_ID];
     size_t idlen = elf_build_id_of_fd(fd_or_err, (uint64_t)st.st_size, id, sizeof(id));
     wire_encode_opened(&s->out, (uint32_t)slot, (uint64_t)st.st_size, id, idlen);
@@ -118,6 +124,9 @@ static int wait_request(struct session *s)
     for (;;) {
         if (*s->cfg->stopping)
             return -1;
+        void *tls = wire_tls_of(s->sock);
+        if (tls && wire_tls_pending(tls))
+            return 0;
         struct pollfd pfd = { .fd = s->sock, .events = POLLIN };
         int n = poll(&pfd, 1, 500);
         if (n > 0)
@@ -127,15 +136,45 @@ static int wait_request(struct session *s)
     }
 }
 
+/* --key: the peer must prove it has the key before anything else.  A peer
+ * that speaks the plain protocol gets a plain one-line error first, so both
+ * sides say what is wrong. */
+static int start_tls(struct session *s)
+{
+    uint8_t first = 0;
+    struct pollfd pfd = { .fd = s->sock, .events = POLLIN };
+    if (poll(&pfd, 1, CLIENTS_HELLO_TIMEOUT_MS) <= 0 ||
+        recv(s->sock, &first, 1, MSG_PEEK) != 1) {
+        refusal_log("%s: refused: no key check within %d ms", s->peer, CLIENTS_HELLO_TIMEOUT_MS);
+        return -1;
+    }
+    char err[256];
+    if (first != 0x16) { /* not a TLS handshake record */
+        refusal_log("%s: refused: the peer has no key (this server requires --key)", s->peer);
+        wire_encode_error(&s->out, WIRE_E_ACCES, "this memtrace-fs requires a key (--key FILE)");
+        wire_send(s->sock, &s->out, 1000);
+        return -1;
+    }
+    if (wire_tls_start(s->sock, s->cfg->key, true, CLIENTS_HELLO_TIMEOUT_MS, err,
+                       sizeof(err)) < 0) {
+        refusal_log("%s: refused: %s", s->peer, err);
+        return -1;
+    }
+    return 0;
+}
+
 static void serve_loop(struct session *s)
 {
     char err[256];
     char peer_name[WIRE_MAX_NAME + 1];
+    if (s->cfg->key && start_tls(s) < 0)
+        return;
     if (wire_handshake(s->sock, s->cfg->server_name, peer_name, sizeof(peer_name),
-                       IO_TIMEOUT_MS, err, sizeof(err)) < 0) {
-        mt_warn("%s: %s", s->peer, err);
+                       CLIENTS_HELLO_TIMEOUT_MS, err, sizeof(err)) < 0) {
+        refusal_log("%s: %s", s->peer, err);
         return;
     }
+    clients_set_rank(s->ticket, CLIENT_HELLO);
     mt_info("%s: connected (%s)", s->peer, peer_name);
     for (;;) {
         if (wait_request(s) < 0)
@@ -144,14 +183,26 @@ static void serve_loop(struct session *s)
         uint8_t type, flags;
         if (wire_recv(s->sock, s->payload, WIRE_MAX_PAYLOAD, &len, &type, &flags,
                       IO_TIMEOUT_MS) < 0) {
-            if (errno != ECONNRESET)
+            if (errno == EPROTO) {
+                /* Reserved header bits set, or a length over the limit. */
+                refusal_log("%s: bad request: bad frame header", s->peer);
+                wire_encode_error(&s->out, WIRE_E_PROTO, "bad frame header");
+                wire_send(s->sock, &s->out, IO_TIMEOUT_MS);
+            } else if (errno != ECONNRESET) {
                 mt_warn("%s: %s", s->peer, strerror(errno));
+            }
             return;
         }
         const char *why = NULL;
+        if (clients_note_request(s->ticket, &why) < 0) {
+            refusal_log("%s: closing: %s", s->peer, why);
+            wire_encode_error(&s->out, WIRE_E_NOMEM, why);
+            wire_send(s->sock, &s->out, IO_TIMEOUT_MS);
+            return;
+        }
         if (wire_decode(type, flags, s->payload, len, &s->msg, &why) < 0) {
             /* The stream may be out of step now: answer once and hang up. */
-            mt_warn("%s: bad request: %s", s->peer, why);
+            refusal_log("%s: bad request: %s", s->peer, why);
             wire_encode_error(&s->out, WIRE_E_PROTO, why);
             wire_send(s->sock, &s->out, IO_TIMEOUT_MS);
             return;
@@ -185,11 +236,12 @@ static void serve_loop(struct session *s)
     }
 }
 
-void session_serve(const struct session_config *cfg, int fd, const char *peer)
+void session_serve(const struct session_config *cfg, int fd, int ticket, const char *peer)
 {
     struct session *s = xcalloc(1, sizeof(*s));
     s->cfg = cfg;
     s->sock = fd;
+    s->ticket = ticket;
     s->peer = peer;
     for (int i = 0; i < MAX_HANDLES; i++)
         s->handles[i].fd = -1;
@@ -200,7 +252,7 @@ void session_serve(const struct session_config *cfg, int fd, const char *peer)
         if (s->handles[i].fd >= 0)
             close(s->handles[i].fd);
     mt_info("%s: disconnected", peer);
-    close(fd);
+    wire_close(fd);
     wire_buf_free(&s->out);
     free(s->payload);
     free(s->readbuf);

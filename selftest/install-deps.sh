@@ -5,7 +5,7 @@
 # during the install, and any avahi-daemon that the install still started is
 # stopped (only one that was not running before).
 set -eu
-PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev
+PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev libssl-dev
       avahi-daemon avahi-utils dbus iproute2 gdb valgrind binutils elfutils
       libc6-dbg musl-tools gcc-multilib g++-multilib clang libclang-rt-14-dev
       lld llvm heaptrack tmux

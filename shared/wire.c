@@ -119,6 +119,10 @@ int wire_decode_header(const uint8_t hdr[WIRE_HEADER_SIZE], uint32_t *len, uint8
     *len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
     *type = hdr[4];
     *flags = hdr[5];
+    /* The reserved field must be 0 (docs/protocol.md): a peer that sets it
+     * speaks something else, and a later version may give it a meaning. */
+    if (hdr[6] != 0 || hdr[7] != 0)
+        return -1;
     return *len > WIRE_MAX_PAYLOAD ? -1 : 0;
 }
 
@@ -136,6 +140,11 @@ int wire_decode(uint8_t type, uint8_t flags, const uint8_t *payload, size_t len,
     msg->flags = flags;
     if (len > WIRE_MAX_PAYLOAD) {
         *why = "frame too long";
+        return -1;
+    }
+    /* Only DATA has a flag (zlib); every other bit must be 0. */
+    if (flags & ~(type == WIRE_DATA ? WIRE_FLAG_ZLIB : 0)) {
+        *why = "unknown flag bits";
         return -1;
     }
     switch (type) {

@@ -1,9 +1,11 @@
 /* Frames over a socket, every operation bounded by a deadline so that a
  * silent or vanished peer gives an error instead of a hang. */
 #include "shared/wire.h"
+#include "shared/wire_tls.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +39,36 @@ static int wait_fd(int fd, short events, long long deadline)
     }
 }
 
+/* Through TLS (--key): the record layer may need to read to write and
+ * write to read, and holds decrypted bytes poll cannot see. */
+static int tls_io(int fd, void *t, uint8_t *p, size_t len, bool writing, long long deadline)
+{
+    short want = writing ? POLLOUT : POLLIN;
+    while (len > 0) {
+        if (!(!writing && wire_tls_pending(t)) && wait_fd(fd, want, deadline) < 0)
+            return -1;
+        long n = writing ? wire_tls_write(t, p, len, &want) : wire_tls_read(t, p, len, &want);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        want = writing ? POLLOUT : POLLIN;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 static int write_all(int fd, const uint8_t *p, size_t len, long long deadline)
 {
+    void *t = wire_tls_of(fd);
+    if (t)
+        return tls_io(fd, t, (uint8_t *)p, len, true, deadline);
     while (len > 0) {
         if (wait_fd(fd, POLLOUT, deadline) < 0)
             return -1;
@@ -56,6 +86,9 @@ static int write_all(int fd, const uint8_t *p, size_t len, long long deadline)
 
 static int read_all(int fd, uint8_t *p, size_t len, long long deadline)
 {
+    void *t = wire_tls_of(fd);
+    if (t)
+        return tls_io(fd, t, p, len, false, deadline);
     while (len > 0) {
         if (wait_fd(fd, POLLIN, deadline) < 0)
             return -1;
@@ -98,6 +131,8 @@ int wire_recv(int fd, uint8_t *payload, uint32_t cap, uint32_t *len, uint8_t *ty
     return read_all(fd, payload, *len, deadline);
 }
 
+static bool type_is(const uint8_t hdr[WIRE_HEADER_SIZE], uint8_t type) { return hdr[4] == type; }
+
 int wire_handshake(int fd, const char *my_name, char *peer_name, size_t peer_len,
                    int timeout_ms, char *err, size_t errlen)
 {
@@ -119,8 +154,13 @@ int wire_handshake(int fd, const char *my_name, char *peer_name, size_t peer_len
         snprintf(err, errlen, "waiting for hello: %s", strerror(errno));
         return -1;
     }
-    if (wire_decode_header(hdr, &len, &type, &flags) < 0 || type != WIRE_HELLO ||
-        len > sizeof(payload)) {
+    if (!wire_tls_of(fd) && hdr[0] == 0x16 && hdr[1] == 0x03) {
+        snprintf(err, errlen, "the peer uses a key (--key) and this side has none");
+        return -1;
+    }
+    bool refused = type_is(hdr, WIRE_ERROR);
+    if (wire_decode_header(hdr, &len, &type, &flags) < 0 ||
+        (type != WIRE_HELLO && !refused) || len > sizeof(payload)) {
         snprintf(err, errlen, "peer does not speak the memtrace-fs protocol");
         return -1;
     }
@@ -132,6 +172,10 @@ int wire_handshake(int fd, const char *my_name, char *peer_name, size_t peer_len
     const char *why = NULL;
     if (wire_decode(type, flags, payload, len, &msg, &why) < 0) {
         snprintf(err, errlen, "bad hello: %s", why);
+        return -1;
+    }
+    if (refused) {
+        snprintf(err, errlen, "refused by the peer: %s", msg.message);
         return -1;
     }
     if (msg.magic != WIRE_MAGIC) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shared/log.h"
+#include "shared/wire_tls.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
@@ -45,6 +46,9 @@ static void usage(FILE *out)
           "  -c, --connect HOST[:PORT]  fetch files from memtrace-fs on HOST\n"
           "  -l, --listen ADDR[:PORT]   wait for memtrace-fs -c to connect in\n"
           "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
+          "      --key FILE         the pre-shared key memtrace-fs --key FILE has: both\n"
+          "                         sides authenticated, the connection encrypted\n"
+          "                         (TLS 1.3 PSK; not in 32-bit x86 builds)\n"
           "  -a, --autoscan         leak scan when the program is about to exit (or\n"
           "                         when tracing ends), reported with the final report\n"
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
@@ -61,7 +65,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
-       OPT_ADDRESSES };
+       OPT_ADDRESSES, OPT_KEY };
 
 struct cli {
     pid_t pid;
@@ -78,6 +82,7 @@ struct cli {
     const char *connect;
     const char *listen;
     bool mdns;
+    const char *key_file;   /* --key */
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
     struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
@@ -107,6 +112,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"connect", required_argument, NULL, 'c'},
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
+        {"key", required_argument, NULL, OPT_KEY},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
         {"inlines", no_argument, NULL, 'i'},
         {"addresses", no_argument, NULL, OPT_ADDRESSES},
@@ -155,6 +161,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             cli->sysroots[cli->nsysroots++] = optarg;
             break;
         case 'c': cli->connect = optarg; break;
+        case OPT_KEY: cli->key_file = optarg; break;
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
@@ -191,6 +198,18 @@ static int build_locator(const struct cli *cli, struct file_locator *loc)
         file_locator_add(loc, file_provider_sysroot(cli->sysroots[i]));
     char err[256] = "";
     struct file_provider *remote = NULL;
+    if (cli->key_file) {
+        if (!cli->connect && !cli->listen && !cli->mdns) {
+            mt_error("--key needs -c, -l or -m");
+            return -1;
+        }
+        struct wire_key *key = wire_key_load(cli->key_file, err, sizeof(err));
+        if (!key) {
+            mt_error("%s", err);
+            return -1;
+        }
+        remote_set_key(key); /* kept for the whole run: reconnects use it */
+    }
     if (cli->connect) {
         remote = remote_provider_connect(cli->connect, NET_TIMEOUT_MS, err, sizeof(err));
         if (!remote) {
@@ -274,6 +293,7 @@ int main(int argc, char **argv)
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
+    s.signal_fd = -1;
     s.output_path = cli.output;
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
@@ -319,6 +339,7 @@ int main(int argc, char **argv)
     }
     session_leak_hook(&s);
     s.tracee->on_misuse = session_print_misuse;
+    s.tracee->on_misuse_ctx = &s;
     family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
@@ -338,6 +359,8 @@ int main(int argc, char **argv)
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
     guardian_release();
+    session_flush_misuse(&s); /* those met at the very end */
+    session_misuse_free(&s);
     int rc = session_final_report(&s) < 0 ? 1 : 0;
     /* The first process's status when it ended (children may have been
      * detached after it); 0 after detaching from it. */

@@ -84,7 +84,7 @@ for name in "${names[@]}"; do
     [ -f "$src" ] || { echo "no harness $src"; status=1; continue; }
     if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$BUILD/libmt.a" -nt "$bin" ]; then
         if ! nice -n "$NICE" clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer $SAN \
-                "$src" "$BUILD/libmt.a" "$iberty" -lz -lpthread -o "$bin" 2>"$OUT/$name.build.log"; then
+                "$src" "$BUILD/libmt.a" "$iberty" -lz -lpthread -lssl -lcrypto -o "$bin" 2>"$OUT/$name.build.log"; then
             cat "$OUT/$name.build.log"; echo "$name: build failed"; status=1; continue
         fi
     fi

@@ -161,6 +161,22 @@ static void test_round_trips(void)
     uint8_t type, flags;
     CHECK(wire_decode_header(hdr, &len, &type, &flags) < 0);
     CHECK(wire_decode(0x55, 0, (const uint8_t *)"", 0, &msg, &why) < 0);
+    /* The reserved field must be 0 (docs/protocol.md). */
+    uint8_t ok_hdr[8] = { 0, 0, 0, 4, WIRE_CLOSE, 0, 0, 0 };
+    CHECK(wire_decode_header(ok_hdr, &len, &type, &flags) == 0 && len == 4);
+    ok_hdr[7] = 1;
+    CHECK(wire_decode_header(ok_hdr, &len, &type, &flags) < 0);
+    ok_hdr[7] = 0;
+    ok_hdr[6] = 0x80;
+    CHECK(wire_decode_header(ok_hdr, &len, &type, &flags) < 0);
+    /* Flags: only DATA's zlib bit exists. */
+    uint8_t handle[4] = { 0, 0, 0, 1 };
+    CHECK(wire_decode(WIRE_CLOSE, 0, handle, 4, &msg, &why) == 0);
+    CHECK(wire_decode(WIRE_CLOSE, WIRE_FLAG_ZLIB, handle, 4, &msg, &why) < 0);
+    CHECK(wire_decode(WIRE_CLOSE, 0x80, handle, 4, &msg, &why) < 0);
+    uint8_t data[5] = { 0, 0, 0, 1, 'x' };
+    CHECK(wire_decode(WIRE_DATA, 0, data, 5, &msg, &why) == 0);
+    CHECK(wire_decode(WIRE_DATA, 0x02, data, 5, &msg, &why) < 0);
 
     /* A NUL inside a path is refused. */
     uint8_t bad[] = { 0, 5, '/', 'a', 0, 'b', 'c' };

@@ -35,6 +35,10 @@ struct console_ops {
     /* Open the file of "report > FILE"; NULL: fopen(path, "w").  Returns
      * NULL with errno set on failure. */
     FILE *(*open_output)(void *ctx, const char *path);
+    /* Runs fn(arg) (which writes a report) where symbolizing cannot hold the
+     * traced program, and returns its result when done; -2 when it cannot
+     * (the console then calls fn itself).  NULL: always in place. */
+    int (*run_apart)(void *ctx, int (*fn)(void *arg), void *arg);
 };
 
 /* Lines longer than this are rejected whole with one error. */

@@ -1,4 +1,5 @@
 #include "target/console/console_internal.h"
+#include "target/report/report_file.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -192,8 +193,16 @@ void cmd_monitor(struct console *c, const struct tokens *t)
         fprintf(c->out, "monitor: every %g s\n", secs);
 }
 
-static void write_report(struct console *c, FILE *out, const struct report_options *opt)
+struct report_job {
+    struct console *c;
+    FILE *out;
+    const struct report_options *opt;
+};
+
+static int report_job_run(void *arg)
 {
+    struct report_job *j = arg;
+    struct console *c = j->c;
     struct report_source src = {
         .books = c->ops.books(c->ctx),
         .stacks = c->ops.stacks(c->ctx),
@@ -203,7 +212,20 @@ static void write_report(struct console *c, FILE *out, const struct report_optio
     };
     if (c->ops.target)
         c->ops.target(c->ctx, &src.pid, &src.program);
-    report_write(out, &src, opt);
+    int rc = report_write(j->out, &src, j->opt);
+    if (fflush(j->out) != 0 || ferror(j->out))
+        rc = -1;
+    return rc;
+}
+
+/* Returns -1 when writing failed. */
+static int write_report(struct console *c, FILE *out, const struct report_options *opt)
+{
+    struct report_job j = { c, out, opt };
+    int rc = c->ops.run_apart ? c->ops.run_apart(c->ctx, report_job_run, &j) : -2;
+    if (rc == -2)
+        rc = report_job_run(&j);
+    return rc;
 }
 
 void cmd_report(struct console *c, const struct tokens *t)
@@ -254,14 +276,18 @@ void cmd_report(struct console *c, const struct tokens *t)
         write_report(c, c->out, &opt);
         return;
     }
-    FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path) : fopen(path, "w");
+    char why[512] = "";
+    FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path)
+                                 : report_file_open(path, why, sizeof(why));
     if (!f) {
-        console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
+        if (why[0])
+            console_error(c, "report: cannot open %.400s", why);
+        else
+            console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
         return;
     }
-    write_report(c, f, &opt);
-    bool failed = ferror(f) != 0;
-    int saved = errno;
+    bool failed = write_report(c, f, &opt) < 0 || ferror(f) != 0;
+    int saved = errno ? errno : EIO;
     if (fclose(f) != 0 && !failed) {
         failed = true;
         saved = errno;

@@ -11,12 +11,18 @@
 #ifndef MT_NET_REMOTE_H
 #define MT_NET_REMOTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "target/files/provider.h"
 
 #define REMOTE_DEFAULT_PORT 3002
+
+struct wire_key;
+/* --key: every connection to memtrace-fs from now on runs TLS with this
+ * pre-shared key first (shared/wire_tls.h); NULL: none. */
+void remote_set_key(const struct wire_key *k);
 
 /* Connects to HOST[:PORT] (default port 3002) and says hello.  NULL with a
  * one-line err when it cannot. */
@@ -41,6 +47,17 @@ struct remote_stats {
 };
 /* Returns -1 when p is not a remote provider. */
 int remote_provider_stats(struct file_provider *p, struct remote_stats *out);
+
+/* Reports are symbolized in a forked child while the tracer goes on
+ * handling the traced program (target/session/apart.c).  The child inherits
+ * the connections and uses them as they are; meanwhile they are lent: the
+ * parent's calls fail at once with -EAGAIN.  Afterwards, when the child sent
+ * requests, the parent forgets its copy of each connection (its stream and
+ * TLS state are stale) and reconnects at its next need. */
+bool remote_conns_any(void);
+uint64_t remote_conns_requests(void);
+void remote_conns_lend(bool lent);
+void remote_conns_forget(void);
 
 /* One-shot mDNS query (RFC 6762 section 5.1) for _memtrace-fs._tcp.local from
  * an ephemeral port on every multicast interface.  Fills host_port with the

@@ -9,6 +9,7 @@
 
 #include "shared/log.h"
 #include "shared/wire_net.h"
+#include "shared/wire_tls.h"
 #include "shared/xalloc.h"
 
 /* Do not make every symbol lookup wait for a host that is gone: after a
@@ -28,9 +29,54 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Every live connection, for lending them to a report child (see remote.h). */
+#define MAX_CONNS 8
+static struct remote_conn *all_conns[MAX_CONNS];
+static uint64_t requests_total;
+
+static void register_conn(struct remote_conn *c, bool add)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        if (add ? all_conns[i] == NULL : all_conns[i] == c) {
+            all_conns[i] = add ? c : NULL;
+            return;
+        }
+    }
+}
+
+bool remote_conns_any(void)
+{
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (all_conns[i])
+            return true;
+    return false;
+}
+
+uint64_t remote_conns_requests(void) { return requests_total; }
+
+void remote_conns_lend(bool lent)
+{
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (all_conns[i])
+            all_conns[i]->lent = lent;
+}
+
+void remote_conns_forget(void)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        struct remote_conn *c = all_conns[i];
+        if (!c || c->fd < 0)
+            continue;
+        wire_forget(c->fd);
+        c->fd = -1;
+        c->next_try_ms = 0; /* not a failure: reconnect at the next need */
+    }
+}
+
 struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout_ms)
 {
     struct remote_conn *c = xcalloc(1, sizeof(*c));
+    register_conn(c, true);
     c->refs = 1;
     c->fd = -1;
     c->listen_fd = listen_fd;
@@ -48,10 +94,15 @@ struct remote_conn *remote_conn_new(const char *spec, int listen_fd, int timeout
 
 void remote_conn_ref(struct remote_conn *c) { c->refs++; }
 
+/* --key: set once from the command line, used by every connection. */
+static const struct wire_key *conn_key;
+
+void remote_set_key(const struct wire_key *k) { conn_key = k; }
+
 static void drop(struct remote_conn *c)
 {
     if (c->fd >= 0)
-        close(c->fd);
+        wire_close(c->fd);
     c->fd = -1;
     back_off(c);
 }
@@ -60,8 +111,9 @@ void remote_conn_unref(struct remote_conn *c)
 {
     if (!c || --c->refs > 0)
         return;
+    register_conn(c, false);
     if (c->fd >= 0)
-        close(c->fd);
+        wire_close(c->fd);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
     wire_buf_free(&c->out);
@@ -69,7 +121,7 @@ void remote_conn_unref(struct remote_conn *c)
     free(c);
 }
 
-bool remote_conn_is_up(const struct remote_conn *c) { return c->fd >= 0; }
+bool remote_conn_is_up(const struct remote_conn *c) { return c->fd >= 0 && !c->lent; }
 
 static void back_off(struct remote_conn *c)
 {
@@ -105,8 +157,12 @@ int remote_conn_open(struct remote_conn *c, char *err, size_t errlen)
         host[sizeof(host) - 1] = 0;
         snprintf(me, sizeof(me), "memtrace on %s", host);
     }
+    if (conn_key && wire_tls_start(fd, conn_key, false, c->timeout_ms, err, errlen) < 0) {
+        wire_close(fd);
+        return -1;
+    }
     if (wire_handshake(fd, me, NULL, 0, c->timeout_ms, err, errlen) < 0) {
-        close(fd);
+        wire_close(fd);
         return -1;
     }
     if (c->generation > 0)
@@ -150,6 +206,9 @@ static int fail(struct remote_conn *c, int e, const char *what)
 
 int remote_conn_call(struct remote_conn *c, uint8_t expect)
 {
+    if (c->lent)
+        return -EAGAIN; /* a report child is using it */
+    requests_total++;
     int r = ensure_up(c);
     if (r < 0)
         return r;

@@ -29,6 +29,7 @@ struct remote_conn {
     struct wire_msg msg; /* the last reply */
     struct remote_stats stats;
     unsigned cache_blocks; /* allocated by all the sources of this connection */
+    bool lent;             /* a report child has it: calls fail with -EAGAIN */
 };
 
 /* At most this many 64 KiB cache blocks per provider (2 MiB), except that

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include "target/console/console.h"
+#include "shared/log.h"
+#include "target/report/report_file.h"
 #include "target/session/session.h"
 
 static struct heap_books *glue_books(void *ctx)
@@ -52,7 +54,13 @@ static unsigned glue_max_frames(void *ctx)
     return s->tracee->opts.depth;
 }
 
+static int glue_run_apart(void *ctx, int (*fn)(void *arg), void *arg)
+{
+    return session_run_apart(ctx, fn, arg);
+}
+
 static const struct console_ops session_console_ops = {
+    .run_apart = glue_run_apart,
     .books = glue_books,
     .stacks = glue_stacks,
     .resolve = session_resolve,
@@ -88,9 +96,10 @@ int session_final_report(struct session *s)
 {
     FILE *out = stdout;
     if (s->output_path) {
-        out = fopen(s->output_path, "w");
+        char why[512];
+        out = report_file_open(s->output_path, why, sizeof(why));
         if (!out) {
-            perror(s->output_path);
+            mt_error("report: cannot open %s", why);
             return -1;
         }
     }

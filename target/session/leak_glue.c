@@ -155,6 +155,20 @@ void session_leak_hook(struct session *s)
     s->tracee->exit_call_ctx = s;
 }
 
+struct scan_print {
+    struct session *s;
+    FILE *out;
+    const struct report_leaks *leaks;
+};
+
+static int print_scan(void *arg)
+{
+    struct scan_print *j = arg;
+    struct report_source src = session_report_source(j->s);
+    report_write_leaks_text(j->out, &src, j->leaks);
+    return fflush(j->out) == 0 ? 0 : -1;
+}
+
 void session_leak_scan(struct session *s, FILE *out)
 {
     if (!s->leak) {
@@ -163,9 +177,10 @@ void session_leak_scan(struct session *s, FILE *out)
     }
     struct report_leaks leaks;
     scan_into(s, 0, &leaks);
-    struct report_source src = session_report_source(s);
-    report_write_leaks_text(out, &src, &leaks);
-    fflush(out);
+    /* The world runs again: its records are symbolized apart. */
+    struct scan_print job = { s, out, &leaks };
+    if (session_run_apart(s, print_scan, &job) == -2)
+        print_scan(&job);
     leak_report_free(&leaks);
 }
 

@@ -16,13 +16,19 @@
 #include "target/console/console.h"
 #include "target/session/session.h"
 
-static void drain_stops(struct session *s)
+void session_drain_stops(struct session *s)
 {
     for (;;) {
         int status;
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
             return;
+        if (tid == s->apart_pid && s->apart_pid > 0) {
+            /* Our report child (apart.c), not a traced thread. */
+            s->apart_status = status;
+            s->apart_pid = -1;
+            continue;
+        }
         family_handle_status(&s->family, tid, status);
     }
 }
@@ -42,7 +48,7 @@ void session_set_monitor(struct session *s, double seconds)
     timerfd_settime(s->timer_fd, 0, &its, NULL);
 }
 
-static void handle_signals(struct session *s, int sfd)
+void session_handle_signals(struct session *s, int sfd)
 {
     /* perf: several at a time, and no second read that would only say
      * EAGAIN after a short one (SIGCHLD wakes us at every busy stop). */
@@ -87,6 +93,7 @@ int session_run(struct session *s)
     sigprocmask(SIG_BLOCK, &mask, NULL);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    s->signal_fd = sfd;
     if (sfd < 0 || s->timer_fd < 0) {
         mt_error("signalfd/timerfd: %s", strerror(errno));
         return -1;
@@ -97,7 +104,9 @@ int session_run(struct session *s)
         {.fd = s->timer_fd, .events = POLLIN},
     };
     while (!s->quit_requested) {
-        drain_stops(s);
+        session_drain_stops(s);
+        if (s->ndeferred || s->deferred_dropped)
+            session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
         if (poll(fds, 3, -1) < 0) {
@@ -107,7 +116,7 @@ int session_run(struct session *s)
             break;
         }
         if (fds[0].revents)
-            handle_signals(s, sfd);
+            session_handle_signals(s, sfd);
         if (fds[1].fd >= 0 && fds[1].revents)
             handle_console_input(s, &fds[1]);
         if (fds[2].revents) {
@@ -117,6 +126,7 @@ int session_run(struct session *s)
         }
     }
     close(sfd);
+    s->signal_fd = -1;
     close(s->timer_fd);
     sigprocmask(SIG_UNBLOCK, &mask, NULL);
     return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "shared/xalloc.h"
+#include "target/net/remote.h"
 #include "target/session/session.h"
 
 static struct report_source source_of(struct tracee *t, struct process_resolver *r)
@@ -22,14 +23,49 @@ static struct report_source source_of(struct tracee *t, struct process_resolver 
     };
 }
 
-void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e)
+/* With a memtrace-fs connection, naming an error's stacks may wait on the
+ * network, and the error is met in the middle of handling a stop: it is
+ * queued, and the loop has the queue printed by a child (apart.c) once the
+ * stop is handled.  Errors met while a child runs wait for the next one. */
+#define DEFERRED_MAX 256
+
+static void print_now(struct tracee *t, const struct misuse_error *e)
 {
-    (void)ctx;
     struct process_resolver *r = xmalloc(sizeof(*r));
     struct report_source src = source_of(t, r);
     report_write_misuse(stderr, &src, e);
     fflush(stderr);
     free(r);
+}
+
+void session_print_misuse(void *ctx, struct tracee *t, const struct misuse_error *e)
+{
+    struct session *s = ctx;
+    if (!s || (s->apart_pid == 0 && !remote_conns_any())) {
+        print_now(t, e);
+        return;
+    }
+    if (!s->deferred) {
+        s->deferred = xcalloc(DEFERRED_MAX, sizeof(*s->deferred));
+        s->deferred_of = xcalloc(DEFERRED_MAX, sizeof(*s->deferred_of));
+    }
+    if (s->ndeferred < DEFERRED_MAX) {
+        s->deferred[s->ndeferred] = *e;
+        s->deferred_of[s->ndeferred++] = t;
+    } else {
+        s->deferred_dropped++; /* still in the final report */
+    }
+}
+
+static int print_deferred(void *arg)
+{
+    struct session *s = arg;
+    for (size_t i = 0; i < s->ndeferred; i++)
+        print_now(s->deferred_of[i], &s->deferred[i]);
+    if (s->deferred_dropped)
+        fprintf(stderr, "memtrace: %zu more misuse errors not shown here (see the final report)\n",
+                s->deferred_dropped);
+    return fflush(stderr) == 0 ? 0 : -1;
 }
 
 /* A child's folded lines, each under a first frame "pid-N" so that a flame
@@ -103,4 +139,22 @@ int session_write_children(FILE *out, struct session *s)
     for (size_t i = 1; i < s->family.count; i++)
         rc |= write_child(out, s, s->family.procs[i], i == 1);
     return rc;
+}
+
+void session_flush_misuse(struct session *s)
+{
+    if (!s->ndeferred && !s->deferred_dropped)
+        return;
+    if (session_run_apart(s, print_deferred, s) == -2)
+        print_deferred(s);
+    s->ndeferred = 0;
+    s->deferred_dropped = 0;
+}
+
+void session_misuse_free(struct session *s)
+{
+    free(s->deferred);
+    free(s->deferred_of);
+    s->deferred = NULL;
+    s->deferred_of = NULL;
 }

@@ -25,6 +25,13 @@ struct session {
     char resolve_buf[2][4096];
     struct leak_session *leak;  /* leak scan state (leak_glue.c); NULL: not set up */
     struct report_family family_report;
+    int signal_fd;              /* the loop's signalfd while it runs, else -1 */
+    pid_t apart_pid;            /* a report child running (apart.c), else 0/-1 */
+    int apart_status;           /* its wait status once reaped by the loop */
+    struct misuse_error *deferred; /* misuse errors met while a child reports */
+    struct tracee **deferred_of;
+    size_t ndeferred;
+    size_t deferred_dropped;
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the
@@ -52,6 +59,23 @@ int session_write_children(FILE *out, struct session *s);
 /* What the first process's report adds under -f (its JSON "children");
  * NULL without -f. */
 const struct report_family *session_family_report(struct session *s);
+/* Handles every ptrace stop waiting now (and reaps a report child). */
+void session_drain_stops(struct session *s);
+/* Reads the signalfd: SIGINT, SIGTERM and SIGHUP ask to quit. */
+void session_handle_signals(struct session *s, int sfd);
+
+/* Runs fn(arg) in a forked child that writes what it prints (a report, a
+ * leak scan's records: symbolized, maybe over a slow network) while this
+ * process goes on handling the traced program's stops, and returns when the
+ * child is done: fn's result, or -1 when it failed.  Done in place (no
+ * fork) when no memtrace-fs connection is in use, or outside the loop.
+ * Returns -2 when it could not fork (the caller does it in place). */
+int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg);
+/* Prints the misuse errors queued (with memtrace-fs, or while a child was
+ * reporting): in a child while the loop runs, else here. */
+void session_flush_misuse(struct session *s);
+void session_misuse_free(struct session *s);
+
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
 int session_run(struct session *s);
