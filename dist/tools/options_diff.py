@@ -77,4 +77,5 @@ def main():
     return 1 if problems else 0
 
 
-sys.exit(main())
+if __name__ == '__main__':
+    sys.exit(main())
