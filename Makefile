@@ -265,10 +265,10 @@ install-memtrace-fs: $(BUILD)/memtrace-fs
 	install -m 644 dist/man/memtrace-fs.1 $(DESTDIR)$(MANDIR)/man1/memtrace-fs.1
 	install -m 644 dist/bash-completion/memtrace $(DESTDIR)$(BASHCOMPDIR)/memtrace-fs
 
-# memtrace-fs as a systemd service: the unit (its ExecStart names
-# $(BINDIR)), its settings in $(SYSCONFDIR)/default/memtrace-fs (kept when
+# memtrace-fs as a systemd service (with install-memtrace-fs): the unit (its
+# ExecStart names $(BINDIR)), its settings in $(SYSCONFDIR)/default/memtrace-fs (kept when
 # present) and the avahi service file for hosts that run it with -n.
-install-service: install-memtrace-fs
+install-service:
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(AVAHI_EXAMPLEDIR)
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/systemd/memtrace-fs.service.in \
 	    >$(DESTDIR)$(SYSTEMDUNITDIR)/memtrace-fs.service
