@@ -33,8 +33,12 @@ cleanup() {
 }
 trap cleanup EXIT
 inst=$shared/inst
-make -s -C "$MT_ROOT" install-memtrace-fs install-service BUILD="$MT_RELEASE_BUILD" \
-    PREFIX="$inst/usr" SYSCONFDIR="$inst/etc" >make.log 2>&1 || { cat make.log; fail "make install-service"; }
+# install-service builds nothing; the program and its page are copied as
+# install-memtrace-fs would (that target would build for this ARCH).
+make -s -C "$MT_ROOT" install-service PREFIX="$inst/usr" SYSCONFDIR="$inst/etc" >make.log 2>&1 ||
+    { cat make.log; fail "make install-service"; }
+install -D -m 755 "$MT_ROOT/$MT_RELEASE_BUILD/memtrace-fs" "$inst/usr/bin/memtrace-fs"
+install -D -m 644 "$MT_ROOT/dist/man/memtrace-fs.1" "$inst/usr/share/man/man1/memtrace-fs.1"
 unit=$inst/usr/lib/systemd/system/memtrace-fs.service
 settings=$inst/etc/default/memtrace-fs
 [ -f "$unit" ] && [ -f "$settings" ] || fail "install-service made no unit or settings file"
