@@ -68,9 +68,12 @@ complete_words memtrace -d 3 -q - | grep -qx -- --pid || { echo "'-d 3 -q -' doe
 # -p: process ids with their command names, against ps.  Only processes
 # alive before and after the completion are compared; a candidate must
 # have existed at one of the two moments.
-# ps_pids PREFIX: "PID COMMAND" of the processes whose id starts with PREFIX.
+# ps_pids PREFIX: "PID COMMAND" of the processes whose id starts with
+# PREFIX, kernel threads left out (workqueue workers rename themselves as
+# they go: they are offered, but no two looks agree on their names).
 ps_pids() {
-    ps -e -o pid=,comm= | sed -E 's/^ +//' | awk -v p="$1" 'index($1, p) == 1' | sort
+    ps -e -o pid=,ppid=,comm= | awk -v p="$1" 'index($1, p) == 1 && $1 != 2 && $2 != 2' |
+        sed -E 's/^ *([0-9]+) +[0-9]+ /\1 /' | sort
 }
 sleep 300 &
 sleeper=$!
