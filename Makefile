@@ -74,6 +74,8 @@ CFLAGS ?= $(OPT) -g
 # 64-bit file offsets also on 32-bit CPUs: /proc/PID/mem is written at the
 # target's addresses, which lie above 2 GiB there.
 ALL_CFLAGS := -std=gnu11 $(WARN) $(ARCH_CFLAGS) -I. $(IBERTY_CFLAGS) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(CFLAGS)
+# CPPFLAGS: dpkg-buildflags gives -D_FORTIFY_SOURCE=2 there (debian/rules).
+ALL_CFLAGS += $(CPPFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := $(ARCH_CFLAGS) $(CROSS_LDFLAGS) $(LDFLAGS)
 
@@ -267,11 +269,55 @@ cross:
 	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu- ARCH=aarch64
 	$(MAKE) BUILD=build-arm CROSS_COMPILE=arm-linux-gnueabihf- ARCH=arm
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 target/memtrace host-fs/memtrace-fs $(DESTDIR)$(PREFIX)/bin/
+install: install-memtrace install-memtrace-fs
 
 clean:
 	rm -rf build build-* target/memtrace host-fs/memtrace-fs
+
+# --- Shipping: version, manual pages, completion, service (dist/, debian/) --
+# --version prints VERSION and, built from git, `git describe`; the header
+# is rewritten only when one of them changes.
+MT_VERSION := $(shell cat VERSION 2>/dev/null)
+MT_GIT_DESC := $(shell git describe --tags --always --dirty 2>/dev/null)
+$(BUILD)/gen/mt_version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define MT_VERSION "%s"\n#define MT_GIT_DESC "%s"\n' '$(MT_VERSION)' '$(MT_GIT_DESC)' >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/obj/shared/version.o $(BUILD)/host-obj/shared/version.o: $(BUILD)/gen/mt_version.h
+$(BUILD)/obj/shared/version.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/host-obj/shared/version.o: HOST_CFLAGS += -I$(BUILD)/gen
+
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+AVAHI_EXAMPLEDIR ?= $(PREFIX)/share/doc/memtrace-fs/examples
+.PHONY: install-memtrace install-memtrace-fs install-service
+
+# The tracer alone (also for cross builds: the binary of $(BUILD)).
+install-memtrace: $(BUILD)/memtrace
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 755 $(BUILD)/memtrace $(DESTDIR)$(BINDIR)/memtrace
+	install -m 644 dist/man/memtrace.1 $(DESTDIR)$(MANDIR)/man1/memtrace.1
+	install -m 644 dist/bash-completion/memtrace $(DESTDIR)$(BASHCOMPDIR)/memtrace
+
+install-memtrace-fs: $(BUILD)/memtrace-fs
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 755 $(BUILD)/memtrace-fs $(DESTDIR)$(BINDIR)/memtrace-fs
+	install -m 644 dist/man/memtrace-fs.1 $(DESTDIR)$(MANDIR)/man1/memtrace-fs.1
+	install -m 644 dist/bash-completion/memtrace $(DESTDIR)$(BASHCOMPDIR)/memtrace-fs
+
+# memtrace-fs as a systemd service (with install-memtrace-fs): the unit (its
+# ExecStart names $(BINDIR)), its settings in $(SYSCONFDIR)/default/memtrace-fs (kept when
+# present) and the avahi service file for hosts that run it with -n.
+install-service:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(AVAHI_EXAMPLEDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/systemd/memtrace-fs.service.in \
+	    >$(DESTDIR)$(SYSTEMDUNITDIR)/memtrace-fs.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtrace-fs.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/memtrace-fs ] || \
+	    install -m 644 dist/default/memtrace-fs $(DESTDIR)$(SYSCONFDIR)/default/memtrace-fs
+	install -m 644 dist/avahi/memtrace-fs.service $(DESTDIR)$(AVAHI_EXAMPLEDIR)/memtrace-fs.service
 
 -include $(shell find $(BUILD)/obj $(BUILD)/host-obj -name '*.d' 2>/dev/null)

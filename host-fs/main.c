@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "host-fs/allow.h"
 #include "host-fs/clients.h"
 #include "host-fs/listeners.h"
@@ -23,11 +24,10 @@
 #include "host-fs/refusal_log.h"
 #include "host-fs/session.h"
 #include "shared/log.h"
+#include "shared/version.h"
 #include "shared/wire.h"
 #include "shared/wire_tls.h"
 #include "shared/xalloc.h"
-
-#define MTFS_VERSION "0.1"
 
 /* Written by the signal handler, read by every loop. */
 static volatile sig_atomic_t stopping;
@@ -71,6 +71,17 @@ static void usage(FILE *f)
             "  -h, --help                  this text\n"
             "  -V, --version               version\n",
             WIRE_DEFAULT_PORT);
+}
+
+/* -V: the release, the git description, the wire protocol, and the CPU
+ * this server runs on (it serves the files of programs of every CPU). */
+static void print_version(void)
+{
+    char detail[32];
+    snprintf(detail, sizeof(detail), "protocol %d", WIRE_VERSION);
+    version_print(stdout, "memtrace-fs", detail);
+    printf("engines: none (a file server)\n");
+    printf("cpus: %s host; serves the files of every CPU\n", ARCH_NAME);
 }
 
 static void open_sysroots(int argc, char **argv, struct sysroot_set *set)
@@ -229,7 +240,7 @@ int main(int argc, char **argv)
         case 'k': o.key_file = optarg; break;
         case 'q': o.quiet = true; break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("memtrace-fs %s (protocol %d)\n", MTFS_VERSION, WIRE_VERSION); return 0;
+        case 'V': print_version(); return 0;
         default: usage(stderr); return 2;
         }
     }

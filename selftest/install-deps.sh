@@ -17,7 +17,13 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # gcc-multilib), target zlib from binutils-source, qemu + gdb for the
       # snapshot tests: see selftest/cross-zlib.sh and the Makefile
       libc6-dev-arm64-cross libc6-dev-armhf-cross libgcc-12-dev-arm64-cross
-      libgcc-12-dev-armhf-cross binutils-source qemu-user gdb-multiarch)
+      libgcc-12-dev-armhf-cross binutils-source qemu-user gdb-multiarch
+      # packaging and shipping (debian/, dist/, selftest/tests/ship_*.sh):
+      # binutils-<triple> strip the cross-built packages (no conflict with
+      # gcc-multilib, unlike gcc-<triple>)
+      dpkg-dev debhelper lintian fakeroot mandoc groff man-db bash-completion
+      systemd strace libxml2-utils
+      binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf)
 # The 32-bit build (make ARCH=i386) links zlib from the multilib package
 # lib32z1-dev, and its unit tests link libelf1:i386 directly (the libelf
 # headers are the same for every architecture); libc6-dbg:i386 lets

@@ -11,6 +11,7 @@
 
 #include "shared/log.h"
 #include "shared/wire_tls.h"
+#include "shared/version.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
@@ -18,7 +19,6 @@
 #include "target/symbols/addr2line.h"
 #include "target/tracer/guardian.h"
 
-#define MEMTRACE_VERSION "0.1.0"
 #define NET_TIMEOUT_MS 5000
 #define LISTEN_TIMEOUT_MS 120000
 #define MDNS_TIMEOUT_MS 2000
@@ -62,6 +62,16 @@ static void usage(FILE *out)
           "The report is written when the program ends, or on quit, Ctrl-C, SIGTERM or\n"
           "SIGHUP, after which memtrace detaches and the program runs on.\n",
           out);
+}
+
+/* -V: the release, the git description, and what this build can trace:
+ * its engines (one today) and the CPU it was built for (the programs it
+ * traces are of that CPU; --addr2line reads ELF files of any). */
+static void print_version(void)
+{
+    version_print(stdout, "memtrace", ARCH_NAME);
+    printf("engines: ptrace\n");
+    printf("cpus: %s\n", ARCH_NAME);
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
@@ -180,7 +190,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             break;
         case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
         case 'h': usage(stdout); exit(0);
-        case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
+        case 'V': print_version(); exit(0);
         default: usage(stderr); return -1;
         }
     }

@@ -41,7 +41,7 @@ for a in aarch64 arm; do
     fi
 
     v=$(qemu-$a -L "$sysroot" "$b/memtrace" -V 2>&1)
-    [ "$v" = "memtrace $(sed -n 's/.*MEMTRACE_VERSION "\(.*\)".*/\1/p' "$MT_ROOT/target/main.c" | head -n 1) ($a)" ] ||
+    [ "$(head -n 1 <<<"$v")" = "memtrace $(cat "$MT_ROOT/VERSION") ($a)" ] && grep -qx "cpus: $a" <<<"$v" ||
         { echo "$a: -V says: $v"; fail=1; }
 
     # --addr2line against binutils, at the entry and inside every function
