@@ -277,42 +277,43 @@ static void handle_exec(struct tracee *t, struct thread *th)
     scan_modules(t, th);
 }
 
-static void handle_event(struct tracee *t, struct thread *th, int event, int sig)
+static void handle_event(struct tracee *t, struct thread *th, const struct stop *st)
 {
     unsigned long msg = 0;
-    switch (event) {
-    case PTRACE_EVENT_CLONE:
+    switch (st->kind) {
+    case STOP_CLONE:
         ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
         if (!thread_find(t, (pid_t)msg))
             thread_add(t, (pid_t)msg, THREAD_NEW);
         resume(th, 0);
         break;
-    case PTRACE_EVENT_FORK:
-    case PTRACE_EVENT_VFORK:
+    case STOP_FORK:
+    case STOP_VFORK:
         ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-        tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
+        tracer_new_process(t, th, (pid_t)msg, st->kind == STOP_VFORK);
         resume(th, 0);
         break;
-    case PTRACE_EVENT_EXEC:
+    case STOP_EXEC:
         handle_exec(t, th);
         th = thread_find(t, t->pid);
         if (th)
             resume(th, 0);
         break;
-    case PTRACE_EVENT_STOP:
-        if (is_job_control_stop(sig)) {
-            /* Job control: stay stopped, but keep reporting events. */
-            th->group_stopped = true;
-            if (!th->interrupt_requested && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
-                th->state = THREAD_RUNNING;
-        } else if (th->interrupt_requested) {
+    case STOP_GROUP:
+        /* Job control: stay stopped, but keep reporting events. */
+        th->group_stopped = true;
+        if (!th->interrupt_requested && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
+            th->state = THREAD_RUNNING;
+        break;
+    case STOP_INTERRUPT:
+        if (th->interrupt_requested) {
             th->interrupt_requested = false; /* the detach waits for this */
         } else {
             th->group_stopped = false;
             resume(th, 0);
         }
         break;
-    case PTRACE_EVENT_EXIT:
+    case STOP_EXIT:
         /* The leak scan at exit (target/leak): memory is still there. */
         if (t->exit_stop_hook)
             t->exit_stop_hook(t->exit_stop_ctx, t, th);
@@ -324,50 +325,39 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
     }
 }
 
-static bool is_other_process(struct tracee *t, pid_t tid)
+void tracer_handle_stop(struct tracee *t, const struct stop *st)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    pid_t tgid = 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Tgid: %d", &tgid) == 1)
-            break;
-    fclose(f);
-    return tgid && tgid != t->pid;
-}
-
-void tracer_handle_status(struct tracee *t, pid_t tid, int status)
-{
+    pid_t tid = st->tid;
     struct thread *th = thread_find(t, tid);
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    if (st->kind == STOP_GONE) {
         if (tid == t->pid) {
             t->exited = true;
-            t->exit_status = status;
+            t->exit_status = st->status;
         }
         thread_remove(t, tid);
         return;
     }
-    if (!WIFSTOPPED(status))
-        return;
     if (!th) {
-        if (is_other_process(t, tid)) {
-            /* A fork child whose stop came before its parent's event. */
+        pid_t tgid = thread_group_of(tid);
+        if (tgid && tgid != t->pid) {
+            /* Another process's (a fork child whose stop came before its
+             * parent's event): parked for whoever claims it. */
+            stop_park(st);
             return;
         }
         th = thread_add(t, tid, THREAD_STOPPED);
     }
     th->state = THREAD_STOPPED;
-    int sig = WSTOPSIG(status);
-    int event = (status >> 16) & 0xff;
-    if (event) {
-        handle_event(t, th, event, sig);
-    } else if (sig == SIGTRAP) {
+    switch (st->kind) {
+    case STOP_TRAP:
         handle_trap(t, th);
-    } else {
-        resume(th, sig); /* the program's signal, delivered as it was sent */
+        break;
+    case STOP_SIGNAL:
+        resume(th, st->sig); /* the program's signal, delivered as it was sent */
+        break;
+    default:
+        handle_event(t, th, st);
+        break;
     }
 }
 
@@ -389,6 +379,15 @@ static void seize_error(pid_t pid, int err, char *buf, size_t len)
                  (int)pid);
     else
         snprintf(buf, len, "cannot trace process %d: %s", (int)pid, strerror(err));
+}
+
+/* A child of ours that failed to start and was killed (or let go to exit
+ * with 127): its end, so that no zombie is left. */
+static void reap(pid_t pid)
+{
+    struct stop st;
+    while (stop_next(pid, 0, &st) > 0 && st.kind != STOP_GONE)
+        ptrace(PTRACE_CONT, pid, NULL, NULL);
 }
 
 struct tracee *tracer_launch(char *const argv[], const struct tracer_options *opts,
@@ -422,7 +421,7 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
     if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_EXITKILL)) < 0) {
         seize_error(pid, errno, err, errlen);
         kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        reap(pid);
         return NULL;
     }
     close(go[1]);
@@ -434,14 +433,14 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
     if (n == (ssize_t)sizeof(exec_errno)) {
         snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(exec_errno));
         ptrace(PTRACE_DETACH, pid, NULL, NULL);
-        waitpid(pid, NULL, 0);
+        reap(pid);
         return NULL;
     }
     /* The exec is done (its close-on-exec pipe closed) and the program has
      * not run an instruction yet: a program we cannot trace never starts. */
     if (exe_class_check(pid, err, errlen) < 0) {
         kill(pid, SIGKILL);
-        waitpid(pid, NULL, __WALL);
+        reap(pid);
         return NULL;
     }
     struct tracee *t = tracee_create(pid, opts, loc);
@@ -456,26 +455,27 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
 static int wait_for_stop(struct tracee *t, struct thread *th)
 {
     for (;;) {
-        int status;
-        int rc = thread_wait(th->tid, &status);
+        struct stop st;
+        int rc = stop_next(th->tid, 0, &st);
         if (rc < 0)
             return rc;
-        if (WIFEXITED(status) || WIFSIGNALED(status)) {
-            tracer_handle_status(t, th->tid, status);
+        if (st.kind == STOP_GONE) {
+            tracer_handle_stop(t, &st);
             return -ESRCH;
         }
-        int event = (status >> 16) & 0xff;
-        int sig = WSTOPSIG(status);
-        if (event == PTRACE_EVENT_STOP) {
-            if (is_job_control_stop(sig))
+        if (st.kind == STOP_GROUP || st.kind == STOP_INTERRUPT) {
+            if (st.kind == STOP_GROUP)
                 th->group_stopped = true;
             th->state = THREAD_STOPPED;
             th->interrupt_requested = false;
             return 0;
         }
-        if (event == 0 && sig != SIGTRAP && !th->resume_signal)
-            th->resume_signal = sig; /* delivered when we let it go */
-        ptrace(PTRACE_CONT, th->tid, NULL, NULL);
+        if (st.kind == STOP_SIGNAL && !th->resume_signal)
+            th->resume_signal = st.sig; /* delivered when we let it go */
+        /* Any trap ends a pending interrupt: ask again. */
+        if (ptrace(PTRACE_CONT, th->tid, NULL, NULL) < 0 ||
+            ptrace(PTRACE_INTERRUPT, th->tid, NULL, NULL) < 0)
+            return -errno;
     }
 }
 
@@ -574,25 +574,31 @@ static void interrupt_thread(struct tracee *t, struct thread *th, void *ctx)
     }
 }
 
+/* Registers put back at detach: a failure (the thread was killed under
+ * us) leaves nothing to restore, but is said. */
+static void set_regs_or_warn(struct thread *th, const struct arch_regs *regs)
+{
+    if (arch_set_regs(th->tid, regs) < 0)
+        mt_warn("thread %d: cannot restore its registers: %s", (int)th->tid, strerror(errno));
+}
+
 /* A thread that stopped on one of our traps before the interrupt took
  * effect: finish that stop so that no trap of ours is left pending. */
 static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
 {
     (void)ctx;
     while (th->interrupt_requested) {
-        int status;
-        if (thread_wait(th->tid, &status) < 0) {
+        struct stop st;
+        if (stop_next(th->tid, 0, &st) < 0) {
             thread_remove(t, th->tid);
             return;
         }
-        if (WIFEXITED(status) || WIFSIGNALED(status)) {
-            tracer_handle_status(t, th->tid, status);
+        if (st.kind == STOP_GONE) {
+            tracer_handle_stop(t, &st);
             return;
         }
-        int event = (status >> 16) & 0xff;
-        int sig = WSTOPSIG(status);
         th->state = THREAD_STOPPED;
-        if (event == PTRACE_EVENT_STOP) {
+        if (st.kind == STOP_GROUP || st.kind == STOP_INTERRUPT) {
             /* reliability: a trap of ours fired just before the interrupt
              * (or a job-control stop) still waits behind this stop; let it
              * arrive and settle it.  A job-stopped thread stops again by
@@ -601,39 +607,39 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
                 ptrace(PTRACE_CONT, th->tid, NULL, NULL) == 0)
                 continue;
             th->interrupt_requested = false;
-            if (is_job_control_stop(sig))
+            if (st.kind == STOP_GROUP)
                 th->group_stopped = true;
             break;
         }
-        if (event == 0 && sig == SIGTRAP) {
+        if (st.kind == STOP_TRAP) {
             struct arch_regs regs;
             if (arch_get_regs(th->tid, &regs) == 0) {
                 uint64_t at = arch_breakpoint_addr_from_pc(arch_pc(&regs));
                 if (scratch_is_trampoline(t, at)) {
                     call_on_return(t, th, &regs);
-                    arch_set_regs(th->tid, &regs);
+                    set_regs_or_warn(th, &regs);
                 } else if (bp_find(t, at)) {
                     /* Re-run the original instruction once it is back. */
                     arch_set_pc(&regs, at);
-                    arch_set_regs(th->tid, &regs);
+                    set_regs_or_warn(th, &regs);
                 } else if (!th->resume_signal) {
                     th->resume_signal = SIGTRAP;
                 }
             }
             break; /* stopped; the pending interrupt dies with the detach */
         }
-        if (event == 0 && !th->resume_signal)
-            th->resume_signal = sig;
+        if (st.kind == STOP_SIGNAL && !th->resume_signal)
+            th->resume_signal = st.sig;
         unsigned long msg = 0;
-        if (event == PTRACE_EVENT_CLONE) {
+        if (st.kind == STOP_CLONE) {
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
             thread_add(t, (pid_t)msg, THREAD_NEW);
-        } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+        } else if (st.kind == STOP_FORK || st.kind == STOP_VFORK) {
             /* The child holds a copy of our traps: let it go clean, or
              * (-f) join the family, to be detached in turn. */
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-            tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
-        } else if (event == PTRACE_EVENT_EXEC) {
+            tracer_new_process(t, th, (pid_t)msg, st.kind == STOP_VFORK);
+        } else if (st.kind == STOP_EXEC) {
             /* Nothing of ours is left in the new image. */
             forget_old_image(t, th);
         }

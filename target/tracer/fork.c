@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
@@ -22,18 +21,11 @@
 #include "target/tracer/family.h"
 #include "target/tracer/modules.h"
 
-/* The child's first stop: parked by the family when it came first. */
-static int wait_child_stop(struct tracee *t, pid_t child, int *status)
-{
-    if (t->family && family_take_parked(t->family, child, status))
-        return 0;
-    return thread_wait(child, status);
-}
-
 static void release_child(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm)
 {
-    int status;
-    if (wait_child_stop(t, child, &status) < 0 || !WIFSTOPPED(status))
+    /* Its first stop (parked, when it came before this fork event). */
+    struct stop st;
+    if (stop_next(child, 0, &st) < 0 || st.kind == STOP_GONE)
         return;
     /* A vfork child shares our memory until it execs or exits: the
      * breakpoints must stay, and its calls before the exec are not seen. */
@@ -118,7 +110,8 @@ void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bo
         return;
     }
     adopt_child(t, parent, child, shares_vm);
-    int status;
-    if (family_take_parked(t->family, child, &status))
-        family_handle_status(t->family, child, status);
+    /* Its first stop, if it came already (parked, or waiting). */
+    struct stop st;
+    if (stop_next(child, STOP_NOHANG, &st) > 0)
+        family_dispatch(t->family, &st);
 }

@@ -13,7 +13,6 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
@@ -47,27 +46,24 @@ uint64_t scratch_trampoline(const struct tracee *t, uint64_t near)
 static int wait_for_trap(struct thread *th)
 {
     for (;;) {
-        int status;
-        int rc = thread_wait(th->tid, &status);
+        struct stop st;
+        int rc = stop_next(th->tid, 0, &st);
         if (rc < 0)
             return rc;
-        if (WIFEXITED(status) || WIFSIGNALED(status))
+        if (st.kind == STOP_GONE)
             return -ESRCH;
-        if (!WIFSTOPPED(status))
-            continue;
-        int sig = WSTOPSIG(status);
-        if (sig == SIGTRAP && (status >> 16) == 0)
+        if (st.kind == STOP_TRAP)
             return 0;
         /* A fault of the injected code itself: continuing would run the
          * faulting instruction again forever.  The caller puts the thread's
          * registers back, so the fault is dropped with the injection. */
-        if ((status >> 16) == 0 &&
-            (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)) {
-            mt_warn("thread %d: injected code faulted (signal %d)", (int)th->tid, sig);
+        if (st.kind == STOP_SIGNAL &&
+            (st.sig == SIGSEGV || st.sig == SIGBUS || st.sig == SIGILL || st.sig == SIGFPE)) {
+            mt_warn("thread %d: injected code faulted (signal %d)", (int)th->tid, st.sig);
             return -EFAULT;
         }
-        if ((status >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP && !th->resume_signal)
-            th->resume_signal = sig;
+        if (st.kind == STOP_SIGNAL && st.sig != SIGSTOP && !th->resume_signal)
+            th->resume_signal = st.sig;
         if (ptrace(PTRACE_CONT, th->tid, NULL, NULL) < 0)
             return -errno;
     }

@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "target/heap/misuse.h"
 #include "target/tracer/intercept.h"
+#include "target/tracer/stops.h"
 #include "target/tracer/target_mem.h"
 
 struct module_map;
@@ -134,11 +135,9 @@ struct tracee {
 struct thread *thread_find(struct tracee *t, pid_t tid);
 struct thread *thread_add(struct tracee *t, pid_t tid, enum thread_state state);
 void thread_remove(struct tracee *t, pid_t tid);
-/* waitpid(tid, __WALL), retried on EINTR.  0, or -errno. */
-int thread_wait(pid_t tid, int *status);
 struct pending_call *thread_push_call(struct thread *th);
-/* A stop of job control (a group-stop), as opposed to one of ours. */
-bool is_job_control_stop(int sig);
+/* The process (thread group) thread tid belongs to; 0 when it is gone. */
+pid_t thread_group_of(pid_t tid);
 /* Lets a thread we hold stopped go on: a group-stopped one stays in its
  * job-control stop (PTRACE_LISTEN), any other continues with the signal
  * it was keeping.  Nothing for a thread not in THREAD_STOPPED. */
