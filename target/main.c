@@ -262,7 +262,8 @@ int main(int argc, char **argv)
         return 1;
 
     struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
-                                    .follow_fork = cli.follow_fork};
+                                    .follow_fork = cli.follow_fork,
+                                    .on_misuse = session_print_misuse};
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
@@ -274,6 +275,7 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return 1;
     }
+    session_leak_hook(&s, &topts);
     /* Our own handling of the ending signals starts before the target
      * exists, so that no signal can kill us with breakpoints in place. */
     sigset_t ending;
@@ -309,8 +311,6 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return 1;
     }
-    session_leak_hook(&s);
-    s.tracee->on_misuse = session_print_misuse;
     family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));

@@ -73,7 +73,9 @@ static void on_exit_stop(void *ctx, struct tracee *t, struct thread *th)
 {
     struct session *s = ctx;
     struct leak_session *L = s->leak;
-    if (L->in_scan)
+    /* The scan and its dead stacks are the first process's; a followed
+     * child's report has no leak section. */
+    if (L->in_scan || t != s->tracee)
         return;
     struct arch_regs regs;
     if (arch_get_regs(th->tid, &regs) == 0)
@@ -116,12 +118,12 @@ int session_leak_setup(struct session *s, const struct session_leak_options *o)
     return 0;
 }
 
-void session_leak_hook(struct session *s)
+void session_leak_hook(struct session *s, struct tracer_options *opts)
 {
-    if (!s->leak || !s->tracee)
+    if (!s->leak)
         return;
-    s->tracee->exit_stop_hook = on_exit_stop;
-    s->tracee->exit_stop_ctx = s;
+    opts->exit_stop_hook = on_exit_stop;
+    opts->exit_stop_ctx = s;
 }
 
 void session_leak_scan(struct session *s, FILE *out)
@@ -162,8 +164,9 @@ void session_leak_free(struct session *s)
     struct leak_session *L = s->leak;
     if (!L)
         return;
-    if (s->tracee && s->tracee->exit_stop_ctx == s)
-        s->tracee->exit_stop_hook = NULL;
+    for (size_t i = 0; i < s->family.count; i++)
+        if (s->family.procs[i]->opts.exit_stop_ctx == s)
+            s->family.procs[i]->opts.exit_stop_hook = NULL;
     suppressions_free(L->supp);
     leak_dead_stacks_free(&L->dead);
     leak_report_free(&L->final);

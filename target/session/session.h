@@ -71,8 +71,9 @@ struct session_leak_options {
 /* Loads the suppressions (before the target starts); -1 after printing a
  * one-line error. */
 int session_leak_setup(struct session *s, const struct session_leak_options *o);
-/* Hooks the exit stops of s->tracee, once it exists. */
-void session_leak_hook(struct session *s);
+/* The leak scan's exit-stop hook in the options every traced process of
+ * s is created with (it acts on the first process only). */
+void session_leak_hook(struct session *s, struct tracer_options *opts);
 /* The console's scan: stops the process, scans, prints the result. */
 void session_leak_scan(struct session *s, FILE *out);
 /* Tracing ends without an exit (quit, signal, detach): with -a, scan now. */

@@ -315,8 +315,8 @@ static void handle_event(struct tracee *t, struct thread *th, const struct stop 
         break;
     case STOP_EXIT:
         /* The leak scan at exit (target/leak): memory is still there. */
-        if (t->exit_stop_hook)
-            t->exit_stop_hook(t->exit_stop_ctx, t, th);
+        if (t->opts.exit_stop_hook)
+            t->opts.exit_stop_hook(t->opts.exit_stop_ctx, t, th);
         resume(th, 0);
         break;
     default:

@@ -79,10 +79,23 @@ struct scratch_page {
 #define SCRATCH_SLOT_SIZE ARCH_DISPLACE_SLOT_MAX
 #define SCRATCH_PAGE_SIZE 4096
 
+struct tracee;
+
+/* Everything a process is given when the tracer takes it on: the session's
+ * choices and its hooks.  A followed fork child gets its parent's. */
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
+
+    /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
+     * process's memory still exists, before the thread is let go: the leak
+     * scan's hook (target/session/leak_glue.c).  NULL: none. */
+    void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
+    void *exit_stop_ctx;
+    /* Who prints each misuse error as it is found (misuse.c).  NULL: none. */
+    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
+    void *on_misuse_ctx;
 };
 
 struct tracee {
@@ -117,18 +130,10 @@ struct tracee {
     int exit_status;         /* as waitpid gives it */
     uint8_t *stack_window;   /* reused per event */
 
-    /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
-     * process's memory still exists, before the thread is let go: the leak
-     * scan's hook (target/session/leak_glue.c).  NULL: none. */
-    void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
-    void *exit_stop_ctx;
-
-    /* Misuse (misuse.c): what was found, the freed-block history (--check
-     * only, else NULL), and who prints each error as it is found. */
+    /* Misuse (misuse.c): what was found, and the freed-block history
+     * (--check only, else NULL). */
     struct misuse_log errors;
     struct freed_history *freed;
-    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
-    void *on_misuse_ctx;
 };
 
 /* threads.c */
