@@ -13,11 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 /* ---- fake memory: a few segments of bytes ---- */
 

@@ -13,16 +13,7 @@
 
 #include "target/net/mdns_parse.h"
 #include "target/net/remote.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "selftest/unit/test.h"
 
 struct pkt {
     uint8_t b[1500];

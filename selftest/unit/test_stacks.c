@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 #define MAX_DEPTH 24
 #define NSTACKS 4000

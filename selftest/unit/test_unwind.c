@@ -8,11 +8,7 @@
 #include <time.h>
 
 #include "target/unwind/unwind.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "selftest/unit/test.h"
 
 #define P ARCH_PTR_SIZE
 

@@ -23,16 +23,7 @@
 
 #include "shared/wire.h"
 #include "target/net/remote.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "selftest/unit/test.h"
 
 static struct wire_msg msg;
 
