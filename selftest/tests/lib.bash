@@ -55,6 +55,23 @@ compare_with_valgrind() {
     fail "figures differ for $* (allocs frees bytes in_use_bytes in_use_blocks)"
 }
 
+# wait_until SECONDS WHAT CMD...: polls CMD (every 50 ms) until it
+# succeeds; fails with "timed out waiting for WHAT" after SECONDS.  For
+# waiting on an event instead of sleeping a fixed time.
+wait_until() {
+    local limit=$1 what=$2; shift 2
+    local end=$((SECONDS + limit))
+    until "$@"; do
+        [ $SECONDS -lt $end ] || fail "timed out after ${limit} s waiting for $what"
+        sleep 0.05
+    done
+}
+
+# threads_at_least PID N: process PID runs N threads or more.
+threads_at_least() {
+    [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
 # --- Driving memtrace's console through a pipe (console_*.sh) -------------
 
 # Waits until FILE has a line matching the extended regex RE; fails after
@@ -99,6 +116,18 @@ console_cmd() {
     done
     # The answer, without the two lines of "help quit".
     CONSOLE_REPLY=$(tail -c +$((before + 1)) "$CONSOLE_OUT" | head -n -2)
+}
+
+# console_wait_allocs: asks `status` until memtrace has counted an
+# allocation (the program is being traced), for up to 15 s.
+console_wait_allocs() {
+    local end=$((SECONDS + 15))
+    while :; do
+        console_cmd status
+        grep -qE 'total heap usage: [1-9][0-9]* allocs' <<< "$CONSOLE_REPLY" && return 0
+        [ $SECONDS -lt $end ] || fail "no allocation traced in 15 s: $CONSOLE_REPLY"
+        sleep 0.05
+    done
 }
 
 # The five HEAP SUMMARY figures of a text summary on stdin, in

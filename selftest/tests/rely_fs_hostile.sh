@@ -91,7 +91,13 @@ threads=$(awk '/^Threads:/ {print $2}' /proc/"$FS_PID"/status)
 echo "memtrace-fs with 64 sessions: VmRSS ${rss_kb} kB, $threads threads"
 # Each session holds at most a 1 MiB frame and a 512 KiB read buffer.
 [ "$rss_kb" -lt $((64 * 1536 + 32768)) ] || fail "memtrace-fs RSS ${rss_kb} kB is not bounded"
-sleep 5.5
+# The flood's sessions idle past the eviction time (5 s, host-fs/clients.h):
+# then a real client gets in.
+try_client() {
+    echo "path /usr/bin/prog $MT_TMP/got.try" |
+        timeout 5 "$TEST_WIRE" client -c "127.0.0.1:$port" 5000 2>/dev/null | grep -q '^ok'
+}
+wait_until 15 "a real client to be served once the flood idles" try_client
 served_within 5 evicts-idle
 grep -q "closing the connection idle for" "$MT_TMP/fs.log" || fail "no eviction logged"
 kill $HOLD; HOLD=
