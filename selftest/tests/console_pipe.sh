@@ -11,7 +11,7 @@
 #  - `quit` detaches: the program runs to the end with its untraced output.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/phases"
 

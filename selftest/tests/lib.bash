@@ -2,6 +2,13 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
+# need_tool COMMAND PACKAGE: skips when COMMAND is missing.  PACKAGE is in
+# selftest/install-deps.sh, so `make check STRICT=1` counts this skip as a
+# failure (the reason starts "missing tool:", run-tests.sh looks for it).
+need_tool() {
+    command -v "$1" >/dev/null ||
+        skip "missing tool: $1 (Debian package $2, installed by selftest/install-deps.sh)"
+}
 
 # The HEAP SUMMARY of valgrind as "allocs frees bytes_allocated in_use_bytes
 # in_use_blocks".  libc's and libstdc++'s exit-time freeing (__libc_freeres,

@@ -10,7 +10,7 @@
 # programs, and frees of blocks allocated before an attach, are silent.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/misuse"
 CMP="$MT_ROOT/selftest/tests/misuse_compare.py"

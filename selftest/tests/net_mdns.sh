@@ -8,8 +8,8 @@
 # memtrace-fs started, and "nothing found" once memtrace-fs is gone.
 set -u
 . "$(dirname "$0")/net_common.bash"
-command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
-command -v dbus-daemon >/dev/null || skip "dbus-daemon not installed"
+need_tool avahi-daemon avahi-daemon
+need_tool dbus-daemon dbus
 setup_netns
 root=$MT_TMP/sysroot
 make_sysroot "$root"

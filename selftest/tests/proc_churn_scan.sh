@@ -13,7 +13,7 @@
 #    answered scans.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/proc_churn"
 ROUNDS=9

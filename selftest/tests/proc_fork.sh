@@ -9,7 +9,7 @@
 #    with the output of an untraced run.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/proc_fork"
 
