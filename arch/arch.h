@@ -157,8 +157,9 @@ void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
  *   DISPLACE_OUT_OF_LINE: copy slot_bytes[0..slot_len) to slot_addr and set the
  *                     PC to slot_addr; the copy ends by jumping back to the
  *                     instruction after the original one;
- *   DISPLACE_UNSUPPORTED: the caller must stop all threads, remove the
- *                     breakpoint, single-step, and reinsert it.
+ *   DISPLACE_UNSUPPORTED: no plan; the function is not intercepted (there
+ *                     is no single-step fallback: it would have to stop
+ *                     every thread at each call).
  * slot_addr is the scratch slot reserved for this breakpoint in the target. */
 enum displace_kind { DISPLACE_UNSUPPORTED, DISPLACE_EMULATE, DISPLACE_OUT_OF_LINE };
 

@@ -318,7 +318,9 @@ int main(int argc, char **argv)
         mt_info("attached to process %d (%s)", (int)cli.pid, s.tracee->program);
     guardian_watch(s.tracee->pid, s.tracee->mem.mem_fd);
 
-    session_run(&s);
+    /* A tracer error ends the loop early: the target is still let go and
+     * reported on as after a quit, and memtrace exits 1. */
+    int run_rc = session_run(&s);
     bool detached = false;
     if (!family_finished(&s.family)) {
         session_leak_finish(&s);
@@ -341,5 +343,7 @@ int main(int argc, char **argv)
         console_free(s.console);
     family_free(&s.family);
     file_locator_destroy(&loc);
+    if (run_rc < 0)
+        return 1;
     return rc ? rc : code;
 }

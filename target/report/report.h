@@ -1,5 +1,6 @@
-/* Reports from the books: text (issue 2's format), JSON (issue 2's schema,
- * plus a "mapped" object) and Brendan Gregg's folded stacks.
+/* Reports from the books: text (valgrind's HEAP SUMMARY wording, grouped
+ * by stack), JSON ("heap", "stacks", "mapped", "leaks", "errors" and, under
+ * -f, "children"; report_json.c) and Brendan Gregg's folded stacks.
  *
  * Only pcs are stored; names come from a resolver the engine provides, called
  * once per printed frame at report time. */

@@ -274,8 +274,13 @@ void call_restore_returns(struct tracee *t, struct thread *th)
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;
         if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
-            scratch_is_trampoline(t, now))
-            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+            scratch_is_trampoline(t, now) &&
+            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0) {
+            /* Said: nothing else can be done (the memory is gone or
+             * cannot be written), and the detach goes on. */
+            mt_warn("thread %d: cannot restore a return address at %#llx", (int)th->tid,
+                    (unsigned long long)c->ret_slot);
+        }
         guardian_forget_return(t->pid, c->ret_slot);
     }
     th->ncalls = 0;

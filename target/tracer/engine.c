@@ -30,6 +30,8 @@
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
      PTRACE_O_TRACEEXIT)
 
+/* A failure is ESRCH (the thread was killed while stopped): its end
+ * comes as the next stop, so it needs nothing here. */
 static void resume(struct thread *th, int sig)
 {
     if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
@@ -193,7 +195,10 @@ static void handle_trap(struct tracee *t, struct thread *th)
             arch_emulate_return(&regs, call_return_address(&w, &regs, &slot));
         }
     }
-    regs_write_changes(th->tid, &was, &regs); /* perf: often the PC alone */
+    /* perf: often the PC alone.  A thread whose registers cannot be set
+     * was killed while stopped (ESRCH): resuming it fails the same way. */
+    if (regs_write_changes(th->tid, &was, &regs) < 0 && errno != ESRCH)
+        mt_warn("thread %d: cannot set its registers: %s", (int)th->tid, strerror(errno));
     resume(th, 0);
 }
 
@@ -656,14 +661,19 @@ static void restore_returns(struct tracee *t, struct thread *th, void *ctx)
 static void remove_bp(struct tracee *t, struct breakpoint *bp, void *ctx)
 {
     (void)ctx;
-    bp_remove(t, bp);
+    /* Said: the detach goes on with the other breakpoints. */
+    if (bp_remove(t, bp) < 0)
+        mt_warn("process %d: cannot remove the breakpoint at %#llx", (int)t->pid,
+                (unsigned long long)bp->addr);
 }
 
 static void detach_thread(struct tracee *t, struct thread *th, void *ctx)
 {
     (void)ctx;
-    if (th->state == THREAD_STOPPED || th->state == THREAD_NEW)
-        ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->resume_signal);
+    if ((th->state == THREAD_STOPPED || th->state == THREAD_NEW) &&
+        ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->resume_signal) < 0 &&
+        errno != ESRCH)
+        mt_warn("thread %d: cannot detach: %s", (int)th->tid, strerror(errno));
     thread_remove(t, th->tid);
 }
 

@@ -31,18 +31,30 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
     /* A vfork child shares our memory until it execs or exits: the
      * breakpoints must stay, and its calls before the exec are not seen. */
     struct target_mem cm;
+    int failed = 0;
     if (!shares_vm && target_mem_open(&cm, child) == 0) {
         for (unsigned i = 0; i < t->bps_cap; i++)
-            if (t->bps[i].addr && t->bps[i].inserted)
-                target_mem_write(&cm, t->bps[i].addr, t->bps[i].orig, ARCH_BREAKPOINT_LEN);
+            if (t->bps[i].addr && t->bps[i].inserted &&
+                target_mem_write(&cm, t->bps[i].addr, t->bps[i].orig, ARCH_BREAKPOINT_LEN) < 0)
+                failed++;
         for (unsigned i = 0; i < parent->ncalls; i++) {
             const struct pending_call *c = &parent->calls[i];
-            if (c->ret_slot)
-                target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+            if (c->ret_slot &&
+                target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0)
+                failed++;
         }
         target_mem_close(&cm);
+    } else if (!shares_vm) {
+        failed = -1;
     }
-    ptrace(PTRACE_DETACH, child, NULL, NULL);
+    /* A child we cannot clean dies of SIGTRAP at its first trap: said, as
+     * nothing else can be done for it. */
+    if (failed)
+        mt_warn("process %d (forked by %d): cannot undo our traps in its memory; it may die "
+                "of SIGTRAP", (int)child, (int)t->pid);
+    /* ESRCH only: the child is gone already. */
+    if (ptrace(PTRACE_DETACH, child, NULL, NULL) < 0 && errno != ESRCH)
+        mt_warn("process %d: cannot let it go: %s", (int)child, strerror(errno));
 }
 
 static void *dup_array(const void *p, size_t n, size_t size)

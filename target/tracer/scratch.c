@@ -69,6 +69,17 @@ static int wait_for_trap(struct thread *th)
     }
 }
 
+/* Puts back the registers a thread had before an injection; says so when
+ * it cannot (the thread then runs on with the injection's registers). */
+static int restore_regs(struct thread *th, const struct arch_regs *saved)
+{
+    if (arch_set_regs(th->tid, saved) == 0)
+        return 0;
+    mt_warn("thread %d: cannot restore its registers after a system call: %s", (int)th->tid,
+            strerror(errno));
+    return -1;
+}
+
 /* A thread stopped inside a system call of its own (the exec event stops
  * inside execve) gets that call's return value written over the register
  * of the call number when it resumes: an injected call would run as
@@ -91,7 +102,11 @@ static int leave_syscall(struct tracee *t, struct thread *th, const struct arch_
         rc = -errno;
     if (rc == 0)
         rc = wait_for_trap(th);
-    target_mem_write(&t->mem, pc, orig, sizeof(orig));
+    if (target_mem_write(&t->mem, pc, orig, sizeof(orig)) < 0 && rc != -ESRCH) {
+        mt_warn("thread %d: cannot restore the code at %#llx after a system call", (int)th->tid,
+                (unsigned long long)pc);
+        rc = rc ? rc : -EFAULT;
+    }
     return rc;
 }
 
@@ -106,7 +121,7 @@ int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t 
         int rc = leave_syscall(t, th, &saved);
         if (rc < 0) {
             if (rc != -ESRCH)
-                arch_set_regs(th->tid, &saved);
+                restore_regs(th, &saved);
             return rc;
         }
     }
@@ -131,10 +146,15 @@ int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t 
         rc = wait_for_trap(th);
     if (rc == 0 && arch_get_regs(th->tid, &regs) == 0)
         *ret = arch_retval(&regs);
-    if (patched)
-        target_mem_write(&t->mem, code, orig, arch_syscall_insn_len);
-    if (rc != -ESRCH)
-        arch_set_regs(th->tid, &saved);
+    if (patched && target_mem_write(&t->mem, code, orig, arch_syscall_insn_len) < 0 &&
+        rc != -ESRCH) {
+        mt_warn("thread %d: cannot restore the code at %#llx after a system call", (int)th->tid,
+                (unsigned long long)code);
+        rc = rc ? rc : -EFAULT;
+    }
+    /* A thread that is gone (-ESRCH) has no registers to put back. */
+    if (rc != -ESRCH && restore_regs(th, &saved) < 0 && rc == 0)
+        rc = -EIO;
     return rc;
 }
 
