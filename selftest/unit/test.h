@@ -23,6 +23,17 @@ __attribute__((format(printf, 4, 5), unused)) static void test_failed(const char
     fputc('\n', stderr);
 }
 
+/* main's end: "NAME: ok" and 0, or how many checks failed and 1. */
+__attribute__((unused)) static int test_end(const char *name)
+{
+    if (failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, failures);
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
 /* The message, when given, is a string literal: " " is glued before it. */
 #define CHECK(cond, ...)                                                                          \
     do {                                                                                          \

@@ -588,10 +588,5 @@ int main(void)
     test_debug_frame();
     test_eh_frame_hdr();
     test_cache();
-    if (failures) {
-        printf("%d checks failed\n", failures);
-        return 1;
-    }
-    printf("all CFI program checks passed\n");
-    return 0;
+    return test_end("test_cfi_program");
 }

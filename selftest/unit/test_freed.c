@@ -144,10 +144,5 @@ int main(void)
     test_history();
     test_misuse_log();
     test_clones();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_freed: ok");
-    return 0;
+    return test_end("test_freed");
 }

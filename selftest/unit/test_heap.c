@@ -338,10 +338,5 @@ int main(void)
     realloc_semantics();
     ledger();
     million();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_heap: ok");
-    return 0;
+    return test_end("test_heap");
 }

@@ -387,10 +387,5 @@ int main(void)
     no_blocks();
     long_lists();
     random_graphs();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("leak scan: all checks passed\n");
-    return 0;
+    return test_end("test_leak_scan");
 }

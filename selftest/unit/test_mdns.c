@@ -186,10 +186,5 @@ int main(int argc, char **argv)
     test_good_response();
     test_partial_answers();
     test_bad_names();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("mdns: all checks passed\n");
-    return 0;
+    return test_end("test_mdns");
 }

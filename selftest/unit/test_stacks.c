@@ -102,10 +102,5 @@ int main(void)
     CHECK(ns < 2000, "intern too slow: %.1f ns", ns);
 
     stack_table_free(t);
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_stacks: ok");
-    return 0;
+    return test_end("test_stacks");
 }

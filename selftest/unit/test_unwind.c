@@ -262,10 +262,5 @@ int main(void)
     CHECK(ns < 1000, "%.1f ns/frame", ns);
 
     cfi_table_free(the_table);
-    if (failures) {
-        printf("%d checks failed\n", failures);
-        return 1;
-    }
-    printf("all unwind checks passed\n");
-    return 0;
+    return test_end("test_unwind");
 }

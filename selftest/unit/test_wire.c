@@ -364,10 +364,5 @@ int main(int argc, char **argv)
         return client_main(argc, argv);
     test_round_trips();
     test_host_port();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("wire: all checks passed\n");
-    return 0;
+    return test_end("test_wire");
 }

@@ -643,12 +643,7 @@ int main(void)
 #ifndef MT_NO_LIBELF
     test_entry_points();
 #endif
-    if (failures) {
-        printf("%d failures\n", failures);
-        return 1;
-    }
-    printf("all passed\n");
-    return 0;
+    return test_end("test_x86_insn");
 }
 
 #else /* not x86 */
