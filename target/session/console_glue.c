@@ -63,38 +63,3 @@ void session_attach_console(struct session *s, int fd, bool interactive)
     s->console_fd = fd;
     console_set_interactive(s->console, interactive);
 }
-
-struct report_source session_report_source(struct session *s)
-{
-    return (struct report_source){
-        .books = s->tracee->books,
-        .stacks = s->tracee->stacks,
-        .resolve = session_resolve,
-        .resolve_ctx = s,
-        .pid = s->tracee->pid,
-        .program = s->tracee->program,
-    };
-}
-
-int session_final_report(struct session *s)
-{
-    FILE *out = stdout;
-    if (s->output_path) {
-        out = fopen(s->output_path, "w");
-        if (!out) {
-            perror(s->output_path);
-            return -1;
-        }
-    }
-    struct report_source src = session_report_source(s);
-    src.leaks = session_leak_report(s);
-    src.errors = &s->tracee->errors;
-    src.family = session_family_report(s);
-    int rc = report_write(out, &src, &s->report);
-    rc |= session_write_children(out, s);
-    if (out != stdout)
-        rc |= fclose(out);
-    else
-        fflush(out);
-    return rc;
-}

@@ -1,5 +1,6 @@
-/* Reports of one traced process: misuse errors as they are found, and the
- * reports of followed children (-f) after the first process's. */
+/* Reports: the first process's report source and final report, misuse
+ * errors as they are found, and the reports of followed children (-f)
+ * after the first process's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,5 +102,40 @@ int session_write_children(FILE *out, struct session *s)
     int rc = 0;
     for (size_t i = 1; i < s->family.count; i++)
         rc |= write_child(out, s, s->family.procs[i], i == 1);
+    return rc;
+}
+
+struct report_source session_report_source(struct session *s)
+{
+    return (struct report_source){
+        .books = s->tracee->books,
+        .stacks = s->tracee->stacks,
+        .resolve = session_resolve,
+        .resolve_ctx = s,
+        .pid = s->tracee->pid,
+        .program = s->tracee->program,
+    };
+}
+
+int session_final_report(struct session *s)
+{
+    FILE *out = stdout;
+    if (s->output_path) {
+        out = fopen(s->output_path, "w");
+        if (!out) {
+            perror(s->output_path);
+            return -1;
+        }
+    }
+    struct report_source src = session_report_source(s);
+    src.leaks = session_leak_report(s);
+    src.errors = &s->tracee->errors;
+    src.family = session_family_report(s);
+    int rc = report_write(out, &src, &s->report);
+    rc |= session_write_children(out, s);
+    if (out != stdout)
+        rc |= fclose(out);
+    else
+        fflush(out);
     return rc;
 }
