@@ -173,7 +173,9 @@ uint64_t scratch_trampoline(const struct tracee *t, uint64_t near);
 int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uint64_t *slot);
 /* Every slot reserved for module `near` is free again (it was unloaded). */
 void scratch_release_slots(struct tracee *t, uint64_t near);
-/* Runs one system call in the stopped thread th. */
+/* inject.c: runs one system call in the stopped thread th (at the first
+ * scratch page's gadget, or at th's PC before there is one).  0 with the
+ * call's raw result in *ret, or -errno (-ESRCH: the thread is gone). */
 int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t args[6], uint64_t *ret);
 
 #endif
