@@ -95,7 +95,7 @@ HOST_CFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_CFLAGS))
 HOST_LDFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_LDFLAGS))
 # memtrace-fs reads ELF (build-ids) with the target's own reader.
 HOSTFS_ELF_SRCS := target/elf/elf_file.c target/elf/elf_compress.c target/files/byte_source.c \
-                   target/dwarf/cursor.c
+                   target/files/cursor.c
 HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) $(SHARED_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) \
                $(HOSTFS_ELF_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o)
 MAIN_OBJ := $(BUILD)/obj/target/main.o
