@@ -62,8 +62,9 @@ static void final_scan(struct session *s)
     scan_into(s, &L->final);
     L->final_done = true;
     mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
-            (unsigned long long)L->final.bytes[0], (unsigned long long)L->final.bytes[1],
-            (unsigned long long)L->final.bytes[2], L->final.seconds * 1e3);
+            (unsigned long long)L->final.bytes[REPORT_LEAK_DEFINITE],
+            (unsigned long long)L->final.bytes[REPORT_LEAK_INDIRECT],
+            (unsigned long long)L->final.bytes[REPORT_LEAK_POSSIBLE], L->final.seconds * 1e3);
 }
 
 /* Every exit stop: remember where the thread's stack ended; when the whole
@@ -149,7 +150,7 @@ void session_leak_finish(struct session *s)
 int session_leak_exit_code(const struct session *s)
 {
     const struct leak_session *L = s->leak;
-    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[0])
+    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[REPORT_LEAK_DEFINITE])
         return -1;
     return L->exitcode;
 }
