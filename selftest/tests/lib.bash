@@ -100,6 +100,9 @@ console_open() {
     local fifo
     fifo=$(mktemp -u "$MT_TMP/console.XXXXXX")
     mkfifo "$fifo" || fail "mkfifo $fifo"
+    # Emptied here, not only by the background redirection: console_cmd
+    # must never measure an old OUT of the same name before it is cut.
+    : > "$CONSOLE_OUT"
     "$MEMTRACE" "$@" < "$fifo" > "$CONSOLE_OUT" 2> "$CONSOLE_OUT.err" &
     CONSOLE_PID=$!
     exec 3> "$fifo"
