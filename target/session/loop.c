@@ -1,8 +1,8 @@
 /* The event loop: one thread, one poll().  ptrace stops are drained with
  * family_drain() (without blocking) before every poll, so a busy target
- * costs one poll per DRAIN_BATCH stops, and the console and the signals
- * are never starved by it; a signalfd wakes the loop for SIGCHLD and for
- * the signals that end a session (SIGINT, SIGTERM, SIGHUP). */
+ * costs no poll at all between its stops; a signalfd wakes the loop for
+ * SIGCHLD and for the signals that end a session (SIGINT, SIGTERM,
+ * SIGHUP). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,9 +15,6 @@
 #include "shared/log.h"
 #include "target/console/console.h"
 #include "target/session/session.h"
-
-/* Stops handled between two looks at the console and the signals. */
-#define DRAIN_BATCH 256
 
 void session_set_monitor(struct session *s, double seconds)
 {
@@ -89,12 +86,10 @@ int session_run(struct session *s)
         {.fd = s->timer_fd, .events = POLLIN},
     };
     while (!s->quit_requested) {
-        /* A busy target always has another stop waiting: after a batch,
-         * the console and the signals get a look without waiting. */
-        bool busy = family_drain(&s->family, DRAIN_BATCH) == DRAIN_BATCH;
+        family_drain(&s->family);
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
-        if (poll(fds, 3, busy ? 0 : -1) < 0) {
+        if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             mt_error("poll: %s", strerror(errno));

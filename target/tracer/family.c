@@ -60,15 +60,11 @@ void family_dispatch(struct family *f, const struct stop *st)
     tracer_handle_stop(t, st);
 }
 
-size_t family_drain(struct family *f, size_t max)
+void family_drain(struct family *f)
 {
     struct stop st;
-    size_t n = 0;
-    while (n < max && stop_next(-1, STOP_NOHANG, &st) > 0) {
+    while (stop_next(-1, STOP_NOHANG, &st) > 0)
         family_dispatch(f, &st);
-        n++;
-    }
-    return n;
 }
 
 bool family_finished(const struct family *f)

@@ -26,10 +26,9 @@ void family_add(struct family *f, struct tracee *t);
 struct tracee *family_owner(const struct family *f, pid_t tid);
 /* Hands one stop to the process owning its thread (or parks it). */
 void family_dispatch(struct family *f, const struct stop *st);
-/* Dispatches the stops waiting, at most max: those held back while one
- * process was being stopped (world.c), then the kernel's, without
- * blocking.  Returns how many. */
-size_t family_drain(struct family *f, size_t max);
+/* Dispatches every stop waiting: those held back while one process was
+ * being stopped (world.c), then the kernel's, without blocking. */
+void family_drain(struct family *f);
 /* Every process is gone. */
 bool family_finished(const struct family *f);
 /* Detaches from every process still there (children born meanwhile too). */
