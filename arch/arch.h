@@ -222,8 +222,9 @@ bool arch_sigtramp_frame(const uint8_t *code, int64_t off[ARCH_DWARF_NREGS]);
  *                     PC to slot_addr + slot_entry (arm: 1 enters Thumb code);
  *                     the copy ends by jumping back to the instruction after
  *                     the original one;
- *   DISPLACE_UNSUPPORTED: the caller must stop all threads, remove the
- *                     breakpoint, single-step, and reinsert it.
+ *   DISPLACE_UNSUPPORTED: no plan; the function is not intercepted (there
+ *                     is no single-step fallback: it would have to stop
+ *                     every thread at each call).
  * slot_addr is the scratch slot reserved for this breakpoint in the target. */
 enum displace_kind { DISPLACE_UNSUPPORTED, DISPLACE_EMULATE, DISPLACE_OUT_OF_LINE };
 

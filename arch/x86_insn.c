@@ -599,7 +599,7 @@ struct displace_plan x86_displace(const uint8_t *insn, size_t avail, uint64_t in
     bool relative = in.flow == X86_FLOW_JMP_REL || in.flow == X86_FLOW_JCC_REL ||
                     in.flow == X86_FLOW_CALL_REL;
     /* A 16-bit operand size truncates the new IP to 16 bits (and AMD and
-     * Intel disagree about it in 64-bit mode): leave that to single-stepping. */
+     * Intel disagree about it in 64-bit mode): not displaced (unsupported). */
     if (relative && in.opsize_prefix)
         return plan;
     uint64_t target = relative ? x86_branch_target(&in, insn, insn_addr, mode64) : 0;

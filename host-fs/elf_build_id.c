@@ -1,120 +1,26 @@
+/* memtrace-fs reads build-ids with the target's own ELF reader
+ * (target/elf): one set of rules for notes in both programs. */
 #include "host-fs/elf_build_id.h"
 
-#include <stdbool.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
-#define NOTE_MAX (64 * 1024)
-#define TABLE_MAX 4096
-
-struct elf_view {
-    int fd;
-    uint64_t size;
-    bool is64, big;
-};
-
-static uint64_t get(const struct elf_view *e, const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v |= (uint64_t)p[e->big ? n - 1 - i : i] << (8 * i);
-    return v;
-}
-
-static bool read_at(const struct elf_view *e, uint64_t off, void *buf, size_t len)
-{
-    if (off > e->size || len > e->size - off)
-        return false;
-    return pread(e->fd, buf, len, (off_t)off) == (ssize_t)len;
-}
-
-/* Finds NT_GNU_BUILD_ID among the notes at [off, off+len). */
-static size_t scan_notes(const struct elf_view *e, uint64_t off, uint64_t len, uint8_t *id,
-                         size_t max)
-{
-    if (len > NOTE_MAX || len < 12)
-        return 0;
-    uint8_t buf[NOTE_MAX];
-    if (!read_at(e, off, buf, (size_t)len))
-        return 0;
-    size_t pos = 0;
-    while (len - pos >= 12) {
-        uint64_t namesz = get(e, buf + pos, 4);
-        uint64_t descsz = get(e, buf + pos + 4, 4);
-        uint64_t type = get(e, buf + pos + 8, 4);
-        pos += 12;
-        uint64_t name_pad = (namesz + 3) & ~3ull;
-        uint64_t desc_pad = (descsz + 3) & ~3ull;
-        if (name_pad > len - pos)
-            return 0;
-        bool gnu = namesz == 4 && memcmp(buf + pos, "GNU", 4) == 0;
-        pos += name_pad;
-        if (descsz > len - pos)
-            return 0;
-        if (gnu && type == 3 && descsz > 0 && descsz <= max) {
-            memcpy(id, buf + pos, descsz);
-            return descsz;
-        }
-        if (desc_pad > len - pos)
-            return 0;
-        pos += desc_pad;
-    }
-    return 0;
-}
+#include "target/elf/elf_file.h"
+#include "target/files/byte_source.h"
 
 size_t elf_build_id_of_fd(int fd, uint64_t file_size, uint8_t *id, size_t max)
 {
-    struct elf_view e = { .fd = fd, .size = file_size };
-    uint8_t eh[64];
-    if (!read_at(&e, 0, eh, 52) || memcmp(eh, "\177ELF", 4) != 0)
+    /* The source owns its descriptor; the caller keeps fd. */
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
         return 0;
-    if (eh[4] != 1 && eh[4] != 2)
+    char err[256];
+    struct elf_file *f = elf_file_open(byte_source_open_fd(own, file_size, "memtrace-fs file"),
+                                       err, sizeof(err));
+    if (!f)
         return 0;
-    if (eh[5] != 1 && eh[5] != 2)
-        return 0;
-    e.is64 = eh[4] == 2;
-    e.big = eh[5] == 2;
-    if (e.is64 && !read_at(&e, 0, eh, 64))
-        return 0;
-    uint64_t shoff = e.is64 ? get(&e, eh + 40, 8) : get(&e, eh + 32, 4);
-    uint64_t phoff = e.is64 ? get(&e, eh + 32, 8) : get(&e, eh + 28, 4);
-    uint64_t phentsize = get(&e, eh + (e.is64 ? 54 : 42), 2);
-    uint64_t phnum = get(&e, eh + (e.is64 ? 56 : 44), 2);
-    uint64_t shentsize = get(&e, eh + (e.is64 ? 58 : 46), 2);
-    uint64_t shnum = get(&e, eh + (e.is64 ? 60 : 48), 2);
-
-    /* Section headers first: a separate debug file keeps its notes there while
-     * its program headers may point at nothing. */
-    if (shoff && shnum && shnum < TABLE_MAX && shentsize >= (e.is64 ? 64u : 40u) &&
-        shentsize <= 256) {
-        for (uint64_t i = 0; i < shnum; i++) {
-            uint8_t sh[64];
-            if (!read_at(&e, shoff + i * shentsize, sh, e.is64 ? 64 : 40))
-                break;
-            uint64_t type = get(&e, sh + 4, 4);
-            if (type != 7) /* SHT_NOTE */
-                continue;
-            uint64_t off = e.is64 ? get(&e, sh + 24, 8) : get(&e, sh + 16, 4);
-            uint64_t sz = e.is64 ? get(&e, sh + 32, 8) : get(&e, sh + 20, 4);
-            size_t n = scan_notes(&e, off, sz, id, max);
-            if (n)
-                return n;
-        }
-    }
-    if (phoff && phnum && phnum < TABLE_MAX && phentsize >= (e.is64 ? 56u : 32u) &&
-        phentsize <= 256) {
-        for (uint64_t i = 0; i < phnum; i++) {
-            uint8_t ph[56];
-            if (!read_at(&e, phoff + i * phentsize, ph, e.is64 ? 56 : 32))
-                break;
-            if (get(&e, ph, 4) != 4) /* PT_NOTE */
-                continue;
-            uint64_t off = e.is64 ? get(&e, ph + 8, 8) : get(&e, ph + 4, 4);
-            uint64_t sz = e.is64 ? get(&e, ph + 32, 8) : get(&e, ph + 16, 4);
-            size_t n = scan_notes(&e, off, sz, id, max);
-            if (n)
-                return n;
-        }
-    }
-    return 0;
+    size_t n = elf_file_build_id(f, id, max);
+    elf_file_close(f);
+    return n;
 }

@@ -1,5 +1,6 @@
-/* The GNU build-id of an ELF file, read with a few bounded preads, so the
- * open reply can carry it and the target can check a file before reading it. */
+/* The GNU build-id of an ELF file, read by range with target/elf's reader,
+ * so the open reply can carry it and the target can check a file before
+ * reading it. */
 #ifndef MTFS_ELF_BUILD_ID_H
 #define MTFS_ELF_BUILD_ID_H
 

@@ -2,6 +2,9 @@
 # Runs every test of memtrace and ends with "N passed, N failed".
 #
 #   selftest/run-tests.sh [PATTERN...]     only tests whose name contains a PATTERN
+#   MT_STRICT=1 selftest/run-tests.sh      a skip for a missing tool that
+#                                          selftest/install-deps.sh installs
+#                                          (reason "missing tool: ...") fails
 #
 # Unit tests are the binaries $MT_BUILD/unit/test_*; integration tests are the
 # scripts selftest/tests/*.sh.  A test passes with exit 0, is skipped with 77
@@ -38,6 +41,9 @@ trap 'rm -rf "$tmproot"' EXIT
 
 passed=0 failed=0 skipped=0
 failures=()
+skips=()
+STRICT=${MT_STRICT:-0}
+[ "$STRICT" = 0 ] && STRICT=
 
 # Is the test named $1 selected?  Every test when no pattern was given.
 matches() {
@@ -58,8 +64,12 @@ run_one() {
     local took=$((SECONDS - start))
     if [ $rc -eq 0 ]; then
         passed=$((passed + 1)); echo "PASS $name (${took}s)"
+    elif [ $rc -eq 77 ] && [ -n "$STRICT" ] && tail -n 1 "$dir/log" | grep -q '^missing tool:'; then
+        failed=$((failed + 1)); failures+=("$name")
+        echo "FAIL $name (strict: $(tail -n 1 "$dir/log"))"
     elif [ $rc -eq 77 ]; then
         skipped=$((skipped + 1)); echo "SKIP $name: $(tail -n 1 "$dir/log")"
+        skips+=("$name: $(tail -n 1 "$dir/log")")
     else
         failed=$((failed + 1)); failures+=("$name")
         echo "FAIL $name (exit $rc, ${took}s)"
@@ -77,6 +87,10 @@ for script in selftest/tests/*.sh; do
     run_one "$(basename "$script" .sh)" bash "$ROOT/$script"
 done
 
+if [ ${#skips[@]} -gt 0 ]; then
+    echo "skipped:"
+    printf '    %s\n' "${skips[@]}"
+fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 if [ $skipped -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,6 +1,7 @@
 /* Allocation that cannot fail silently: the tracer has no sane way to go on
- * without memory for its own books, so it reports and exits (after the caller's
- * atexit detach hook restores the target). */
+ * without memory for its own books, so it says how much it asked for and
+ * exits 1.  The traced process is not left with our traps: the supervisor
+ * (target/tracer/guardian.h) restores it when the tracer ends. */
 #ifndef MT_UTIL_XALLOC_H
 #define MT_UTIL_XALLOC_H
 

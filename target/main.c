@@ -299,7 +299,8 @@ int main(int argc, char **argv)
         return 1;
 
     struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
-                                    .follow_fork = cli.follow_fork};
+                                    .follow_fork = cli.follow_fork,
+                                    .on_misuse = session_print_misuse};
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;
@@ -312,6 +313,7 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return 1;
     }
+    session_leak_hook(&s, &topts);
     /* Our own handling of the ending signals starts before the target
      * exists, so that no signal can kill us with breakpoints in place. */
     sigset_t ending;
@@ -347,9 +349,6 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return 1;
     }
-    session_leak_hook(&s);
-    s.tracee->on_misuse = session_print_misuse;
-    s.tracee->on_misuse_ctx = &s;
     family_add(&s.family, s.tracee);
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
@@ -357,7 +356,9 @@ int main(int argc, char **argv)
         mt_info("attached to process %d (%s)", (int)cli.pid, s.tracee->program);
     guardian_watch(s.tracee->pid, s.tracee->mem.mem_fd);
 
-    session_run(&s);
+    /* A tracer error ends the loop early: the target is still let go and
+     * reported on as after a quit, and memtrace exits 1. */
+    int run_rc = session_run(&s);
     bool detached = false;
     if (!family_finished(&s.family)) {
         session_leak_finish(&s);
@@ -382,5 +383,7 @@ int main(int argc, char **argv)
         console_free(s.console);
     family_free(&s.family);
     file_locator_destroy(&loc);
+    if (run_rc < 0)
+        return 1;
     return rc ? rc : code;
 }

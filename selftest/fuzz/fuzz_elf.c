@@ -3,7 +3,7 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_elf.c \
  *       target/elf/elf_file.c target/elf/elf_compress.c target/symbols/elf_symbols.c \
  *       target/symbols/symtab.c target/symbols/demangle.c target/files/byte_source.c \
- *       target/dwarf/cursor.c shared/xalloc.c -lz -o fuzz_elf
+ *       target/files/cursor.c shared/xalloc.c -lz -o fuzz_elf
  *   ./fuzz_elf -max_len=65536 selftest/fuzz/seeds/elf
  *
  * The input is an ELF file.  Everything a tracer would do with a mapped

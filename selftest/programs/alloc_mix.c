@@ -1,4 +1,4 @@
-/* Every call family of issue 2 with the edge cases its counting rules name:
+/* Every intercepted call family with the edge cases its counting rules name:
  * realloc(NULL, n), realloc(p, 0), free(NULL), failed calls, calloc,
  * reallocarray, and allocations made inside libc (strdup, fopen). */
 #include <errno.h>

@@ -38,7 +38,8 @@ echo "checking through: $mode"
 # A real C program to symbolize: the line-table test itself and the DWARF
 # readers it uses (none of them needs memtrace's ELF reader).
 C_SRCS="$MT_ROOT/selftest/unit/test_line_elfutils.c $MT_ROOT/shared/xalloc.c $MT_ROOT/shared/log.c"
-for m in cursor dwarf_sections info_form info_cu info_abbrev info_ranges info_inline line_header line_program line_index; do
+C_SRCS="$C_SRCS $MT_ROOT/target/files/cursor.c"
+for m in dwarf_sections info_form info_cu info_abbrev info_ranges info_inline line_header line_program line_index; do
     C_SRCS="$C_SRCS $MT_ROOT/target/dwarf/$m.c"
 done
 CFLAGS_C="-std=gnu11 -I$MT_ROOT -O2"

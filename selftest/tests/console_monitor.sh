@@ -93,6 +93,7 @@ last_in_use=$(grep -A2 '^status at ' mt.out | grep -o 'in use: [0-9]* bytes in [
 console_cmd "monitor 0"
 grep -qx 'monitor: off' <<< "$CONSOLE_REPLY" || fail "monitor 0 said: $CONSOLE_REPLY"
 stopped=$(ticks)
+# Not a stand-in for an event: the window in which no summary may come.
 sleep 2.5
 [ "$(ticks)" -eq "$stopped" ] || fail "summaries go on after 'monitor 0'"
 echo "monitor 0: no summary in 2.5 s"

@@ -5,13 +5,13 @@
 #    program stopped at the same phase;
 #  - `clear`, then phase 3: status and report show exactly the growth (the
 #    difference of valgrind's stop-2 and stop-3 runs), only phase 3's stacks;
-#  - `report > FILE`, `report -j` (issue 2's JSON schema), `report -f folded`
+#  - `report > FILE`, `report -j` (the JSON schema of target/report/report.h), `report -f folded`
 #    (stack count lines summing to the bytes in use), -n and -s;
 #  - a bad line answers one "error:" line and changes nothing;
 #  - `quit` detaches: the program runs to the end with its untraced output.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/phases"
 
@@ -82,7 +82,7 @@ assert [b for b, _ in stacks] == sorted((b for b, _ in stacks), reverse=True), '
 assert 'phase1_table() in ' in text, 'no phase1_table frame'
 PY
 
-# report -j, to the console and to a file: issue 2's schema, same content.
+# report -j, to the console and to a file: the same schema, same content.
 check_json() {   # check_json FILE FIGURES CALLERS [SORTKEY]: frames[1] is one of CALLERS (a,b)
     python3 - "$@" <<'PY'
 import json, sys

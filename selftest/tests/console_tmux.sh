@@ -7,7 +7,7 @@
 # and the program finishes with its untraced output.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v tmux >/dev/null || skip "tmux is not installed"
+need_tool tmux tmux
 cd "$MT_TMP"
 PROG="$MT_PROGS/phases"
 

@@ -13,16 +13,18 @@ one_round() {
     local how=$1
     "$PROG" "${ARGS[@]}" > prog.out &
     local pid=$!
-    sleep 0.3
+    # Attach once its 4 threads run; leave once allocations are traced.
+    wait_until 10 "4 threads in $PROG" threads_at_least $pid 5
+    console_open report.txt -q -p $pid
+    console_wait_allocs
     if [ "$how" = quit ]; then
-        (sleep 1.5; echo status; echo quit) | "$MEMTRACE" -q -p $pid > report.txt 2> err.txt &
+        printf 'quit\n' >&3
     else
-        "$MEMTRACE" -q -p $pid < /dev/null > report.txt 2> err.txt &
+        kill -"$how" $CONSOLE_PID
     fi
-    local tracer=$!
-    sleep 1.5
-    [ "$how" = quit ] || kill -"$how" $tracer
-    wait $tracer; local rc=$?
+    wait $CONSOLE_PID; local rc=$?
+    exec 3>&-
+    cp report.txt.err err.txt
     [ $rc -eq 0 ] || fail "$how: memtrace exit $rc: $(cat err.txt)"
     grep -q 'HEAP SUMMARY' report.txt || fail "$how: no final report"
     wait $pid; local prc=$?

@@ -3,7 +3,7 @@
 # allocbench on 1 and 4 threads, and the selftest programs.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 
 compare_with_valgrind "$MT_BENCH_BIN" 3000 8 1
 compare_with_valgrind "$MT_BENCH_BIN" 3000 8 4

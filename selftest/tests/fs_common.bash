@@ -6,6 +6,7 @@
 MEMTRACE_FS=${MEMTRACE_FS:-$MT_ROOT/$MT_BUILD/memtrace-fs}
 TEST_WIRE=${TEST_WIRE:-$MT_ROOT/$MT_BUILD/unit/test_wire}
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib.bash"  # wait_until, wait_for_line
 fail() { echo "FAIL: $*"; exit 1; }
 
 # The GNU build-id of an ELF file, as readelf says.

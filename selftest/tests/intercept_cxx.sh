@@ -5,7 +5,7 @@
 # calls (sized delete -> delete -> free) are not counted again.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 compare_with_valgrind "$MT_PROGS/intercept_cxx"
 # No release may be taken for an unknown pointer on the way.
 "$MEMTRACE" -o /dev/null "$MT_PROGS/intercept_cxx" >/dev/null 2>"$MT_TMP/err" || fail "memtrace failed"

@@ -10,8 +10,8 @@
 # the address nm -D gives for _Znwm (_Znwj on i386) in the libstdc++ that was loaded.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
-command -v addr2line >/dev/null || skip "addr2line (binutils) is not installed"
+need_tool valgrind valgrind
+need_tool addr2line binutils
 src=$MT_ROOT/selftest/programs/lib
 driver=$MT_PROGS/intercept_dlopen
 plugin=$MT_TMP/libintercept_plugin.so

@@ -7,7 +7,7 @@
 # valgrind counts it), added to valgrind's figures for the rest.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 prog=$MT_PROGS/intercept_memalign
 
 compare_with_valgrind "$prog"

@@ -12,7 +12,7 @@
 #    three times: the plugin's calls, summed below from its source.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v musl-gcc >/dev/null || skip "musl-gcc is not installed (Debian package musl-tools)"
+need_tool musl-gcc musl-tools
 [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "Debian's musl-gcc builds x86_64 programs only (this memtrace traces $MT_TARGET_CFLAGS)"
 cd "$MT_TMP"
 src=$MT_ROOT/selftest/programs

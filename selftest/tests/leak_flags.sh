@@ -9,7 +9,7 @@
 # (one-line error with FILE:LINE, program never started).
 . "$MT_ROOT/selftest/tests/lib.bash"
 . "$MT_ROOT/selftest/tests/leak_common.bash"
-command -v valgrind >/dev/null || skip "valgrind not installed"
+need_tool valgrind valgrind
 PROG=$MT_PROGS/leak_kinds
 
 # --- exit code ---------------------------------------------------------------

@@ -8,7 +8,7 @@
 # the forgotten blocks still count (the program's own known counts).
 . "$MT_ROOT/selftest/tests/lib.bash"
 . "$MT_ROOT/selftest/tests/leak_common.bash"
-command -v valgrind >/dev/null || skip "valgrind not installed"
+need_tool valgrind valgrind
 PROG=$MT_PROGS/leak_threads
 grep -q VALGRIND "$MT_ROOT/selftest/programs/leak_threads.c" || fail "program lost its client request"
 [ -e /usr/include/valgrind/memcheck.h ] || skip "valgrind/memcheck.h missing: no client request in leak_threads"

@@ -7,7 +7,7 @@
 # here still reachable too (the program makes no stdio buffer).
 . "$MT_ROOT/selftest/tests/lib.bash"
 . "$MT_ROOT/selftest/tests/leak_common.bash"
-command -v valgrind >/dev/null || skip "valgrind not installed"
+need_tool valgrind valgrind
 PROG=$MT_PROGS/leak_kinds
 
 for args in "" realloc; do

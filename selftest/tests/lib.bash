@@ -2,6 +2,13 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
+# need_tool COMMAND PACKAGE: skips when COMMAND is missing.  PACKAGE is in
+# selftest/install-deps.sh, so `make check STRICT=1` counts this skip as a
+# failure (the reason starts "missing tool:", run-tests.sh looks for it).
+need_tool() {
+    command -v "$1" >/dev/null ||
+        skip "missing tool: $1 (Debian package $2, installed by selftest/install-deps.sh)"
+}
 
 # The HEAP SUMMARY of valgrind as "allocs frees bytes_allocated in_use_bytes
 # in_use_blocks".  libc's and libstdc++'s exit-time freeing (__libc_freeres,
@@ -55,6 +62,23 @@ compare_with_valgrind() {
     fail "figures differ for $* (allocs frees bytes in_use_bytes in_use_blocks)"
 }
 
+# wait_until SECONDS WHAT CMD...: polls CMD (every 50 ms) until it
+# succeeds; fails with "timed out waiting for WHAT" after SECONDS.  For
+# waiting on an event instead of sleeping a fixed time.
+wait_until() {
+    local limit=$1 what=$2; shift 2
+    local end=$((SECONDS + limit))
+    until "$@"; do
+        [ $SECONDS -lt $end ] || fail "timed out after ${limit} s waiting for $what"
+        sleep 0.05
+    done
+}
+
+# threads_at_least PID N: process PID runs N threads or more.
+threads_at_least() {
+    [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
 # --- Driving memtrace's console through a pipe (console_*.sh) -------------
 
 # Waits until FILE has a line matching the extended regex RE; fails after
@@ -76,6 +100,9 @@ console_open() {
     local fifo
     fifo=$(mktemp -u "$MT_TMP/console.XXXXXX")
     mkfifo "$fifo" || fail "mkfifo $fifo"
+    # Emptied here, not only by the background redirection: console_cmd
+    # must never measure an old OUT of the same name before it is cut.
+    : > "$CONSOLE_OUT"
     "$MEMTRACE" "$@" < "$fifo" > "$CONSOLE_OUT" 2> "$CONSOLE_OUT.err" &
     CONSOLE_PID=$!
     exec 3> "$fifo"
@@ -99,6 +126,18 @@ console_cmd() {
     done
     # The answer, without the two lines of "help quit".
     CONSOLE_REPLY=$(tail -c +$((before + 1)) "$CONSOLE_OUT" | head -n -2)
+}
+
+# console_wait_allocs: asks `status` until memtrace has counted an
+# allocation (the program is being traced), for up to 15 s.
+console_wait_allocs() {
+    local end=$((SECONDS + 15))
+    while :; do
+        console_cmd status
+        grep -qE 'total heap usage: [1-9][0-9]* allocs' <<< "$CONSOLE_REPLY" && return 0
+        [ $SECONDS -lt $end ] || fail "no allocation traced in 15 s: $CONSOLE_REPLY"
+        sleep 0.05
+    done
 }
 
 # The five HEAP SUMMARY figures of a text summary on stdin, in

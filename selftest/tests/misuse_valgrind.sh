@@ -10,7 +10,7 @@
 # programs, and frees of blocks allocated before an attach, are silent.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/misuse"
 CMP="$MT_ROOT/selftest/tests/misuse_compare.py"
@@ -66,9 +66,13 @@ done
 # are unknown: freeing them is not a misuse, with or without --check.
 "$MT_PROGS/mt_churn" 2 400000 > /dev/null &
 churn=$!
-sleep 0.3
-(sleep 1; echo quit) | "$MEMTRACE" -q --check -p $churn > attach.out 2> attach.err ||
-    fail "attach: memtrace failed: $(cat attach.err)"
+wait_until 10 "2 threads in mt_churn" threads_at_least $churn 3
+console_open attach.out -q --check -p $churn
+console_wait_allocs
+printf 'quit\n' >&3
+wait $CONSOLE_PID || fail "attach: memtrace failed: $(cat attach.out.err)"
+exec 3>&-
+cp attach.out.err attach.err
 kill $churn 2>/dev/null
 wait $churn 2>/dev/null
 grep -q 'HEAP SUMMARY' attach.out || fail "attach: no report"

@@ -36,10 +36,8 @@ cleanup() {
     done
 }
 
-skip() { echo "$*"; exit 77; }
-
 setup_netns() {
-    command -v ip >/dev/null || skip "no ip(8)"
+    need_tool ip iproute2
     ip netns add "$NS_H" 2>/dev/null || skip "cannot create network namespaces (need root)"
     trap cleanup EXIT
     trap 'exit 1' INT TERM

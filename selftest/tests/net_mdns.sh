@@ -8,8 +8,8 @@
 # memtrace-fs started, and "nothing found" once memtrace-fs is gone.
 set -u
 . "$(dirname "$0")/net_common.bash"
-command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
-command -v dbus-daemon >/dev/null || skip "dbus-daemon not installed"
+need_tool avahi-daemon avahi-daemon
+need_tool dbus-daemon dbus
 setup_netns
 root=$MT_TMP/sysroot
 make_sysroot "$root"
@@ -19,7 +19,7 @@ name=mtfs-test-$tag
 "${IN_HOST[@]}" "$MEMTRACE_FS" -p 3002 -N "$name" "$root" >"$MT_TMP/fs.log" 2>&1 &
 FS1=$!
 PIDS+=($FS1)
-sleep 3
+wait_for_line "$MT_TMP/fs.log" 'no avahi-daemon reachable' 10
 [ "$(grep -c 'no avahi-daemon reachable' "$MT_TMP/fs.log")" -eq 1 ] ||
     { cat "$MT_TMP/fs.log"; fail "memtrace-fs should say once that no avahi-daemon is reachable"; }
 start_dbus
@@ -67,8 +67,7 @@ echo "renamed on collision: $n"
 kill "$FS2"; wait "$FS2" 2>/dev/null
 
 # avahi-daemon restart: memtrace-fs publishes again by itself.
-stop_avahi
-sleep 1
+stop_avahi   # waits for its end
 start_avahi
 browse "$name" >/dev/null || { cat "$MT_TMP/fs.log"; fail "not published again after avahi-daemon restart"; }
 echo "published again after avahi-daemon restart"
@@ -76,7 +75,10 @@ cat "$MT_TMP/fs.log"; grep -q "back: publishing again" "$MT_TMP/fs.log" || fail 
 
 # Gone: discovery says so within its timeout.
 kill "$FS1"; wait "$FS1" 2>/dev/null
-sleep 1
+# Its goodbye reached avahi: the oracle no longer lists it.
+gone() { ! "${IN_HOST[@]}" timeout 10 avahi-browse -rpt _memtrace-fs._tcp 2>/dev/null |
+    awk -F';' -v n="$name" '$1 == "=" && $4 == n' | grep -q .; }
+wait_until 15 "avahi-browse to drop $name" gone
 start=$SECONDS
 if res=$("${IN_TARGET[@]}" "$TEST_MDNS" discover 2000); then
     fail "discovered a server that is gone: $res"

@@ -6,7 +6,7 @@
 # to its interface) and port, and files read through it compare equal.
 set -u
 . "$(dirname "$0")/net_common.bash"
-command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
+need_tool avahi-daemon avahi-daemon
 NET_IPV6_ONLY=1
 setup_netns
 start_dbus

@@ -14,7 +14,7 @@ MEMTRACE=${MEMTRACE:-$MT_ROOT/$MT_BUILD/memtrace}
 MT_PROGS=${MT_PROGS:-$MT_ROOT/$MT_BUILD/selftest}
 [ -x "$MEMTRACE" ] || skip "no memtrace binary"
 [ -x "$MT_PROGS/demo" ] && [ -x "$MT_PROGS/phases" ] || skip "selftest programs not built"
-command -v avahi-daemon >/dev/null || skip "avahi-daemon not installed"
+need_tool avahi-daemon avahi-daemon
 setup_netns
 start_dbus
 start_avahi

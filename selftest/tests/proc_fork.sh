@@ -9,7 +9,7 @@
 #    with the output of an untraced run.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/proc_fork"
 
@@ -81,7 +81,16 @@ echo "memtrace -f:"; echo "$mt_tree"
 busy_expected=$("$PROG" busy 15 | sort)
 "$MEMTRACE" -q -f -o busy.txt "$PROG" busy 15 > busy.out 2> busy.err &
 tracer=$!
-sleep 0.8
+# Midway: once both children run traced.
+two_traced_children() {
+    local root kid n=0
+    root=$(program_pid $tracer proc_fork) || return 1
+    for kid in $(pgrep -P "$root"); do
+        [ "$(awk '/^TracerPid:/ {print $2}' "/proc/$kid/status" 2>/dev/null)" != 0 ] && n=$((n + 1))
+    done
+    [ $n -ge 2 ]
+}
+wait_until 10 "two traced children" two_traced_children
 kill -INT $tracer
 wait $tracer; rc=$?
 [ $rc -eq 0 ] || fail "-f SIGINT: memtrace exit $rc: $(cat busy.err)"

@@ -7,7 +7,7 @@
 # SUMMARY equals valgrind's.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/proc_signals"
 ROUNDS=120
@@ -29,13 +29,13 @@ stop_and_continue() {
     done
     case $state in T|t) ;; *) fail "SIG$sig: process $pid did not stop (state $state)" ;; esac
     before=$(switches "$pid")
+    # A window in which it must not run (no event to wait for).
     sleep 0.4
     after=$(switches "$pid")
     [ "$before" = "$after" ] || fail "SIG$sig: process $pid ran while stopped ($before -> $after switches)"
     kill -CONT "$pid"
-    sleep 0.2
-    after=$(switches "$pid")
-    [ "$after" -gt "$before" ] || fail "SIGCONT after SIG$sig: process $pid does not run"
+    ran_since() { [ "$(switches "$1")" -gt "$2" ]; }
+    wait_until 5 "process $pid to run after SIGCONT (SIG$sig)" ran_since "$pid" "$before"
 }
 
 # The untraced run, driven the same way.

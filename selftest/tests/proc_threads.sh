@@ -7,7 +7,7 @@
 # are all there, no misuse is reported, and the output is the untraced one.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v valgrind >/dev/null || skip "valgrind is not installed"
+need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/proc_threads"
 

@@ -6,7 +6,7 @@
 # must stay under a generous bound derived from the performance target of
 # 4 MiB + 64 B per live block: a leak or a per-event growth fails it.
 # Release build (ASan's shadow memory would be measured otherwise).
-# Full sizes of issue 9: RELY_LOAD_BLOCKS=1000000 RELY_LOAD_STACKS=100000
+# Full sizes (the reliability target, docs/reliability.md): RELY_LOAD_BLOCKS=1000000 RELY_LOAD_STACKS=100000
 # RELY_LOAD_THREADS=500 (about a minute on 2 cores).
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"

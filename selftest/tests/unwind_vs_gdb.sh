@@ -4,7 +4,7 @@
 # frame pointers, a shared library, a signal handler that allocates, C++.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v gdb >/dev/null || skip "gdb is not installed"
+need_tool gdb gdb
 cd "$MT_TMP"
 D="$MT_ROOT/selftest/tests/data"
 
@@ -38,7 +38,7 @@ for opt in -O0 "-O2 -fomit-frame-pointer"; do
     run_case "c_$tag" "stacks_$tag" "malloc calloc" stacks_main.c stacks_lib.c
 done
 
-command -v g++ >/dev/null || skip "g++ is not installed"
+need_tool g++ g++
 # -O0: in -O2 C++ almost every frame is inlined template code, where gdb's
 # line choice for a physical frame departs from elfutils' and binutils'
 # addr2line (both of which memtrace matches; see addr2line_elfutils.sh).

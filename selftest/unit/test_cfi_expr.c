@@ -5,11 +5,7 @@
 #include <string.h>
 
 #include "target/dwarf/expr.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "selftest/unit/test.h"
 
 /* Fake target memory: 64 bytes at 0x1000 holding i*0x11 at byte i. */
 static uint8_t memory[64];

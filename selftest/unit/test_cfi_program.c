@@ -10,11 +10,7 @@
 
 #include "target/dwarf/cfi.h"
 #include "target/dwarf/cfi_internal.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "selftest/unit/test.h"
 
 struct buf {
     uint8_t b[4096];
@@ -592,10 +588,5 @@ int main(void)
     test_debug_frame();
     test_eh_frame_hdr();
     test_cache();
-    if (failures) {
-        printf("%d checks failed\n", failures);
-        return 1;
-    }
-    printf("all CFI program checks passed\n");
-    return 0;
+    return test_end("test_cfi_program");
 }

@@ -10,11 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 struct fake {
     struct heap_books *books;

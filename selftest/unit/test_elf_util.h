@@ -15,18 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int test_failures;
-
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            test_failures++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-        }                                                                         \
-    } while (0)
+#include "selftest/unit/test.h"
 
 static char test_dir[2048];
 
@@ -158,8 +147,8 @@ __attribute__((unused)) static const char *libc_path(void)
 
 static int test_finish(const char *name)
 {
-    if (test_failures) {
-        fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
+    if (failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, failures);
         return 1;
     }
     printf("%s: all checks passed\n", name);

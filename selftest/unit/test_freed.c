@@ -11,11 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 static uint64_t rng = 0x1234567887654321ull;
 static uint64_t rnd(void)
@@ -148,10 +144,5 @@ int main(void)
     test_history();
     test_misuse_log();
     test_clones();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_freed: ok");
-    return 0;
+    return test_end("test_freed");
 }

@@ -11,11 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -342,10 +338,5 @@ int main(void)
     realloc_semantics();
     ledger();
     million();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_heap: ok");
-    return 0;
+    return test_end("test_heap");
 }

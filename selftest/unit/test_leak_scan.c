@@ -13,11 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 /* ---- fake memory: a few segments of bytes ---- */
 
@@ -431,10 +427,5 @@ int main(void)
     no_blocks();
     long_lists();
     random_graphs();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("leak scan: all checks passed\n");
-    return 0;
+    return test_end("test_leak_scan");
 }

@@ -13,16 +13,7 @@
 
 #include "target/net/mdns_parse.h"
 #include "target/net/remote.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "selftest/unit/test.h"
 
 struct pkt {
     uint8_t b[1500];
@@ -195,10 +186,5 @@ int main(int argc, char **argv)
     test_good_response();
     test_partial_answers();
     test_bad_names();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("mdns: all checks passed\n");
-    return 0;
+    return test_end("test_mdns");
 }

@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 static uint64_t rng_state = 0xfeedface12345ull;
 static uint64_t rnd(void)

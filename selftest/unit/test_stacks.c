@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 #define MAX_DEPTH 24
 #define NSTACKS 4000
@@ -106,10 +102,5 @@ int main(void)
     CHECK(ns < 2000, "intern too slow: %.1f ns", ns);
 
     stack_table_free(t);
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    puts("test_stacks: ok");
-    return 0;
+    return test_end("test_stacks");
 }

@@ -6,11 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "selftest/unit/test.h"
 
 static void patterns(void)
 {
@@ -78,10 +74,5 @@ int main(void)
     patterns();
     parse_ok();
     parse_errors();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("suppressions: all checks passed\n");
-    return 0;
+    return test_end("test_suppress");
 }

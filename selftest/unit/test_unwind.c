@@ -8,11 +8,7 @@
 #include <time.h>
 
 #include "target/unwind/unwind.h"
-
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); printf(__VA_ARGS__); printf("\n"); } \
-} while (0)
+#include "selftest/unit/test.h"
 
 #define P ARCH_PTR_SIZE
 
@@ -266,10 +262,5 @@ int main(void)
     CHECK(ns < 1000, "%.1f ns/frame", ns);
 
     cfi_table_free(the_table);
-    if (failures) {
-        printf("%d checks failed\n", failures);
-        return 1;
-    }
-    printf("all unwind checks passed\n");
-    return 0;
+    return test_end("test_unwind");
 }

@@ -23,16 +23,7 @@
 
 #include "shared/wire.h"
 #include "target/net/remote.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
+#include "selftest/unit/test.h"
 
 static struct wire_msg msg;
 
@@ -389,10 +380,5 @@ int main(int argc, char **argv)
         return client_main(argc, argv);
     test_round_trips();
     test_host_port();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("wire: all checks passed\n");
-    return 0;
+    return test_end("test_wire");
 }

@@ -25,18 +25,7 @@
 #include <unistd.h>
 
 #include "arch/x86_insn.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                  \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            failures++;                                   \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
-            printf(__VA_ARGS__);                          \
-            printf("\n");                                 \
-        }                                                 \
-    } while (0)
+#include "selftest/unit/test.h"
 
 struct snippet {
     const char *name;
@@ -196,7 +185,6 @@ DECLARE_SNIPPET(subesp); DECLARE_SNIPPET(cmpflags); DECLARE_SNIPPET(jz8); DECLAR
 DECLARE_SNIPPET(jmp8); DECLARE_SNIPPET(jmp32); DECLARE_SNIPPET(loop); DECLARE_SNIPPET(jecxz);
 DECLARE_SNIPPET(endbr); DECLARE_SNIPPET(gs); DECLARE_SNIPPET(ret); DECLARE_SNIPPET(jmpreg);
 DECLARE_SNIPPET(addr16); DECLARE_SNIPPET(callreg); DECLARE_SNIPPET(callmem);
-
 
 static const struct snippet snippets[] = {
     S(push_ebp, DISPLACE_OUT_OF_LINE, 42),
@@ -655,12 +643,7 @@ int main(void)
 #ifndef MT_NO_LIBELF
     test_entry_points();
 #endif
-    if (failures) {
-        printf("%d failures\n", failures);
-        return 1;
-    }
-    printf("all passed\n");
-    return 0;
+    return test_end("test_x86_insn");
 }
 
 #else /* not x86 */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 
 const char *dwarf_span_string(const struct dwarf_span *s, uint64_t off)
 {

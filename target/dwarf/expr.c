@@ -1,6 +1,6 @@
 /* DW_OP_* stack machine for CFI expressions. */
 #include "target/dwarf/expr.h"
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 
 #include <string.h>
 

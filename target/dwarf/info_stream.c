@@ -6,7 +6,7 @@
 #include <zlib.h>
 
 #include "shared/xalloc.h"
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 
 #define CHUNK 65536
 

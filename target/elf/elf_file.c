@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "shared/xalloc.h"
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 #include "target/elf/elf_compress.h"
 
 /* Caps on what the headers may ask us to allocate.  Real files stay far

@@ -80,8 +80,6 @@ bool elf_file_debuglink(const struct elf_file *f, const char **name, uint32_t *c
 /* The PT_INTERP path, or NULL. */
 const char *elf_file_interp(const struct elf_file *f);
 
-/* Additions beyond the first sketch of this interface. */
-
 /* Build-ids longer than this are cut to it (real ones are 20 bytes). */
 #define ELF_BUILD_ID_MAX 64
 /* .gnu_debugaltlink (written by dwz): the path of the shared supplementary

@@ -66,6 +66,16 @@ static const struct byte_source_ops file_source_ops = {
     .close = file_source_close,
 };
 
+struct byte_source *byte_source_open_fd(int fd, uint64_t size, const char *name)
+{
+    struct file_source *fs = xcalloc(1, sizeof(*fs));
+    fs->base.ops = &file_source_ops;
+    fs->base.size = size;
+    fs->base.name = xstrdup(name);
+    fs->fd = fd;
+    return &fs->base;
+}
+
 struct byte_source *byte_source_open_file(const char *path, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -29,6 +29,9 @@ void byte_source_close(struct byte_source *src);
 /* A local file.  Returns NULL and fills err (one line) on failure. */
 struct byte_source *byte_source_open_file(const char *path, char *err, size_t errlen);
 
+/* A local file already open: the source owns fd (closed with it). */
+struct byte_source *byte_source_open_fd(int fd, uint64_t size, const char *name);
+
 /* A source over memory the caller keeps alive (tests, fuzzers). */
 struct byte_source *byte_source_open_memory(const void *data, size_t size, const char *name);
 

@@ -5,6 +5,12 @@
 
 #include "shared/xalloc.h"
 
+_Static_assert(LEAK_DEFINITE == (int)REPORT_LEAK_DEFINITE && LEAK_INDIRECT == (int)REPORT_LEAK_INDIRECT &&
+                   LEAK_POSSIBLE == (int)REPORT_LEAK_POSSIBLE &&
+                   LEAK_REACHABLE == (int)REPORT_LEAK_REACHABLE &&
+                   LEAK_KIND_COUNT == (int)REPORT_LEAK_KINDS,
+               "leak kinds and report kinds in the same order");
+
 struct keyed {
     uint32_t stack_id;
     uint32_t kind;
@@ -54,7 +60,7 @@ void leak_build_report(const struct leak_run *run, leak_suppress_fn suppress, vo
             g.bytes += k[i].size;
             g.blocks++;
         }
-        if (g.kind < REPORT_LEAK_KINDS - 1 && suppress) {
+        if (g.kind < REPORT_LEAK_REACHABLE && suppress) {
             if (!asked || asked_for != g.stack_id) {
                 answer = suppress(ctx, g.stack_id);
                 asked = true;

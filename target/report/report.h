@@ -1,5 +1,6 @@
-/* Reports from the books: text (issue 2's format), JSON (issue 2's schema,
- * plus a "mapped" object) and Brendan Gregg's folded stacks.
+/* Reports from the books: text (valgrind's HEAP SUMMARY wording, grouped
+ * by stack), JSON ("heap", "stacks", "mapped", "leaks", "errors" and, under
+ * -f, "children"; report_json.c) and Brendan Gregg's folded stacks.
  *
  * Only pcs are stored; names come from a resolver the engine provides, called
  * once per printed frame at report time. */
@@ -44,9 +45,15 @@ enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
 enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
 
 /* What a leak scan found, grouped as memcheck's loss records: one group per
- * (stack, kind).  Kinds index 0..3 as target/leak's enum leak_kind:
- * definitely lost, indirectly lost, possibly lost, still reachable. */
-#define REPORT_LEAK_KINDS 4
+ * (stack, kind).  The kinds are target/leak's enum leak_kind, in its order
+ * (leak_groups.c checks). */
+enum report_leak_kind {
+    REPORT_LEAK_DEFINITE,   /* definitely lost */
+    REPORT_LEAK_INDIRECT,   /* indirectly lost */
+    REPORT_LEAK_POSSIBLE,   /* possibly lost */
+    REPORT_LEAK_REACHABLE,  /* still reachable */
+    REPORT_LEAK_KINDS
+};
 struct report_leak_group {
     uint32_t stack_id;
     unsigned kind;

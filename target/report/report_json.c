@@ -137,8 +137,10 @@ static void put_leaks(FILE *out, const struct report_leaks *l)
             ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64
             ", \"bytes_scanned\": %" PRIu64 ", \"blocks_checked\": %" PRIu64
             ", \"threads\": %u, \"seconds\": %.6f},\n",
-            l->bytes[0], l->blocks[0], l->bytes[1], l->blocks[1], l->bytes[2], l->blocks[2],
-            l->bytes[3], l->blocks[3], l->suppressed_bytes, l->suppressed_blocks, l->bytes_scanned,
+            l->bytes[REPORT_LEAK_DEFINITE], l->blocks[REPORT_LEAK_DEFINITE],
+            l->bytes[REPORT_LEAK_INDIRECT], l->blocks[REPORT_LEAK_INDIRECT],
+            l->bytes[REPORT_LEAK_POSSIBLE], l->blocks[REPORT_LEAK_POSSIBLE],
+            l->bytes[REPORT_LEAK_REACHABLE], l->blocks[REPORT_LEAK_REACHABLE], l->suppressed_bytes, l->suppressed_blocks, l->bytes_scanned,
             l->blocks_checked, l->threads, l->seconds);
 }
 

@@ -15,7 +15,7 @@ void report_write_leaks_text(FILE *out, const struct report_source *src,
             l->bytes_scanned, l->root_bytes, l->threads, l->blocks_checked, l->seconds * 1e3);
     for (size_t g = 0; g < l->ngroups; g++) {
         const struct report_leak_group *grp = &l->groups[g];
-        if (grp->suppressed || grp->kind >= REPORT_LEAK_KINDS - 1)
+        if (grp->suppressed || grp->kind >= REPORT_LEAK_REACHABLE)
             continue;
         fprintf(out, "%" PRIu64 " bytes in %" PRIu64 " blocks are %s\n", grp->bytes, grp->blocks,
                 kind_phrase[grp->kind]);

@@ -33,6 +33,7 @@
 #include "shared/xalloc.h"
 #include "target/net/remote.h"
 #include "target/session/session.h"
+#include "target/tracer/stops.h"
 
 int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg)
 {
@@ -61,12 +62,12 @@ int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg)
     }
     close(pipefd[1]);
     s->apart_pid = pid;
-    s->apart_status = 0;
+    stop_own_child(pid); /* the loop's waits for any thread may reap it */
     remote_conns_lend(true);
     char used = 'U'; /* unless told otherwise, the connection moved on */
     bool eof = false;
     while (!eof) {
-        session_drain_stops(s);
+        family_drain(&s->family);
         struct pollfd pfd[2] = {
             { .fd = s->signal_fd, .events = POLLIN },
             { .fd = pipefd[0], .events = POLLIN },
@@ -88,17 +89,11 @@ int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg)
         }
     }
     close(pipefd[0]);
-    if (s->apart_pid > 0) {
-        int st;
-        while (waitpid(s->apart_pid, &st, __WALL) < 0 && errno == EINTR)
-            ;
-        s->apart_status = st;
-        s->apart_pid = -1;
-    }
+    int st = 0;
+    int reaped = stop_reap_own_child(pid, &st);
     s->apart_pid = 0;
     remote_conns_lend(false);
     if (used != 'N')
         remote_conns_forget();
-    int st = s->apart_status;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    return reaped == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }

@@ -69,8 +69,9 @@ static void final_scan(struct session *s, pid_t entry_tid)
     scan_into(s, entry_tid, &L->final);
     L->final_done = true;
     mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
-            (unsigned long long)L->final.bytes[0], (unsigned long long)L->final.bytes[1],
-            (unsigned long long)L->final.bytes[2], L->final.seconds * 1e3);
+            (unsigned long long)L->final.bytes[REPORT_LEAK_DEFINITE],
+            (unsigned long long)L->final.bytes[REPORT_LEAK_INDIRECT],
+            (unsigned long long)L->final.bytes[REPORT_LEAK_POSSIBLE], L->final.seconds * 1e3);
 }
 
 /* Every exit stop: remember where the thread's stack ended; when the whole
@@ -80,7 +81,9 @@ static void on_exit_stop(void *ctx, struct tracee *t, struct thread *th)
 {
     struct session *s = ctx;
     struct leak_session *L = s->leak;
-    if (L->in_scan)
+    /* The scan and its dead stacks are the first process's; a followed
+     * child's report has no leak section. */
+    if (L->in_scan || t != s->tracee)
         return;
     struct arch_regs regs;
     if (arch_get_regs(th->tid, &regs) == 0)
@@ -145,14 +148,14 @@ int session_leak_setup(struct session *s, const struct session_leak_options *o)
     return 0;
 }
 
-void session_leak_hook(struct session *s)
+void session_leak_hook(struct session *s, struct tracer_options *opts)
 {
-    if (!s->leak || !s->tracee)
+    if (!s->leak)
         return;
-    s->tracee->exit_stop_hook = on_exit_stop;
-    s->tracee->exit_stop_ctx = s;
-    s->tracee->exit_call_hook = on_exit_call;
-    s->tracee->exit_call_ctx = s;
+    opts->exit_stop_hook = on_exit_stop;
+    opts->exit_stop_ctx = s;
+    opts->exit_call_hook = on_exit_call;
+    opts->exit_call_ctx = s;
 }
 
 struct scan_print {
@@ -193,7 +196,7 @@ void session_leak_finish(struct session *s)
 int session_leak_exit_code(const struct session *s)
 {
     const struct leak_session *L = s->leak;
-    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[0])
+    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[REPORT_LEAK_DEFINITE])
         return -1;
     return L->exitcode;
 }
@@ -208,10 +211,13 @@ void session_leak_free(struct session *s)
     struct leak_session *L = s->leak;
     if (!L)
         return;
-    if (s->tracee && s->tracee->exit_stop_ctx == s)
-        s->tracee->exit_stop_hook = NULL;
-    if (s->tracee && s->tracee->exit_call_ctx == s)
-        s->tracee->exit_call_hook = NULL;
+    for (size_t i = 0; i < s->family.count; i++) {
+        struct tracer_options *o = &s->family.procs[i]->opts;
+        if (o->exit_stop_ctx == s)
+            o->exit_stop_hook = NULL;
+        if (o->exit_call_ctx == s)
+            o->exit_call_hook = NULL;
+    }
     suppressions_free(L->supp);
     leak_dead_stacks_free(&L->dead);
     leak_report_free(&L->final);

@@ -1,7 +1,8 @@
 /* The event loop: one thread, one poll().  ptrace stops are drained with
- * waitpid(WNOHANG) before every poll, so a busy target costs no poll at all
- * between its stops; a signalfd wakes the loop for SIGCHLD and for the
- * signals that end a session (SIGINT, SIGTERM, SIGHUP). */
+ * family_drain() (without blocking) before every poll, so a busy target
+ * costs no poll at all between its stops; a signalfd wakes the loop for
+ * SIGCHLD and for the signals that end a session (SIGINT, SIGTERM,
+ * SIGHUP). */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,29 +10,11 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shared/log.h"
 #include "target/console/console.h"
 #include "target/session/session.h"
-
-void session_drain_stops(struct session *s)
-{
-    for (;;) {
-        int status;
-        pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-        if (tid <= 0)
-            return;
-        if (tid == s->apart_pid && s->apart_pid > 0) {
-            /* Our report child (apart.c), not a traced thread. */
-            s->apart_status = status;
-            s->apart_pid = -1;
-            continue;
-        }
-        family_handle_status(&s->family, tid, status);
-    }
-}
 
 void session_set_monitor(struct session *s, double seconds)
 {
@@ -104,7 +87,7 @@ int session_run(struct session *s)
         {.fd = s->timer_fd, .events = POLLIN},
     };
     while (!s->quit_requested) {
-        session_drain_stops(s);
+        family_drain(&s->family);
         if (s->ndeferred || s->deferred_dropped)
             session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))

@@ -1,11 +1,14 @@
-/* Reports of one traced process: misuse errors as they are found, and the
- * reports of followed children (-f) after the first process's. */
+/* Reports: the first process's report source and final report, misuse
+ * errors as they are found, and the reports of followed children (-f)
+ * after the first process's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/net/remote.h"
+#include "target/report/report_file.h"
 #include "target/session/session.h"
 
 static struct report_source source_of(struct tracee *t, struct process_resolver *r)
@@ -157,4 +160,41 @@ void session_misuse_free(struct session *s)
     free(s->deferred_of);
     s->deferred = NULL;
     s->deferred_of = NULL;
+}
+
+struct report_source session_report_source(struct session *s)
+{
+    return (struct report_source){
+        .books = s->tracee->books,
+        .stacks = s->tracee->stacks,
+        .resolve = session_resolve,
+        .resolve_ctx = s,
+        .pid = s->tracee->pid,
+        .program = s->tracee->program,
+        .max_frames = s->tracee->opts.depth,
+    };
+}
+
+int session_final_report(struct session *s)
+{
+    FILE *out = stdout;
+    if (s->output_path) {
+        char why[512];
+        out = report_file_open(s->output_path, why, sizeof(why));
+        if (!out) {
+            mt_error("report: cannot open %s", why);
+            return -1;
+        }
+    }
+    struct report_source src = session_report_source(s);
+    src.leaks = session_leak_report(s);
+    src.errors = &s->tracee->errors;
+    src.family = session_family_report(s);
+    int rc = report_write(out, &src, &s->report);
+    rc |= session_write_children(out, s);
+    if (out != stdout)
+        rc |= fclose(out);
+    else
+        fflush(out);
+    return rc;
 }

@@ -27,7 +27,6 @@ struct session {
     struct report_family family_report;
     int signal_fd;              /* the loop's signalfd while it runs, else -1 */
     pid_t apart_pid;            /* a report child running (apart.c), else 0/-1 */
-    int apart_status;           /* its wait status once reaped by the loop */
     struct misuse_error *deferred; /* misuse errors met while a child reports */
     struct tracee **deferred_of;
     size_t ndeferred;
@@ -59,8 +58,6 @@ int session_write_children(FILE *out, struct session *s);
 /* What the first process's report adds under -f (its JSON "children");
  * NULL without -f. */
 const struct report_family *session_family_report(struct session *s);
-/* Handles every ptrace stop waiting now (and reaps a report child). */
-void session_drain_stops(struct session *s);
 /* Reads the signalfd: SIGINT, SIGTERM and SIGHUP ask to quit. */
 void session_handle_signals(struct session *s, int sfd);
 
@@ -95,8 +92,9 @@ struct session_leak_options {
 /* Loads the suppressions (before the target starts); -1 after printing a
  * one-line error. */
 int session_leak_setup(struct session *s, const struct session_leak_options *o);
-/* Hooks the exit stops of s->tracee, once it exists. */
-void session_leak_hook(struct session *s);
+/* The leak scan's exit-stop hook in the options every traced process of
+ * s is created with (it acts on the first process only). */
+void session_leak_hook(struct session *s, struct tracer_options *opts);
 /* The console's scan: stops the process, scans, prints the result. */
 void session_leak_scan(struct session *s, FILE *out);
 /* Tracing ends without an exit (quit, signal, detach): with -a, scan now. */

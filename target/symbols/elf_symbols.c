@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "shared/xalloc.h"
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 
 /* Caps on what a (possibly hostile) file may make us allocate.  glibc's
  * debug .symtab has ~10^4 symbols. */

@@ -130,8 +130,8 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     if (fn->op == OP_EXIT) {
         /* exit(): the program's own frames are gone, no exit handler has
          * run yet.  Only the hook's business; nothing is recorded. */
-        if (t->exit_call_hook)
-            t->exit_call_hook(t->exit_call_ctx, t, th, regs);
+        if (t->opts.exit_call_hook)
+            t->opts.exit_call_hook(t->opts.exit_call_ctx, t, th, regs);
         move_past_breakpoint(bp, regs);
         return;
     }
@@ -283,8 +283,13 @@ void call_restore_returns(struct tracee *t, struct thread *th)
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;
         if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
-            scratch_is_trampoline(t, now))
-            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+            scratch_is_trampoline(t, now) &&
+            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0) {
+            /* Said: nothing else can be done (the memory is gone or
+             * cannot be written), and the detach goes on. */
+            mt_warn("thread %d: cannot restore a return address at %#llx", (int)th->tid,
+                    (unsigned long long)c->ret_slot);
+        }
         guardian_forget_return(t->pid, c->ret_slot);
     }
     th->ncalls = 0;

@@ -1,15 +1,14 @@
-/* Starting, attaching, the dispatch of ptrace stops, and detaching. */
+/* A traced process: its creation, the handling of its stops (stops.h
+ * classifies them), and detaching.  Launch and attach: launch.c;
+ * breakpoint placement: placement.c. */
 #include "target/tracer/engine.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shared/log.h"
@@ -22,13 +21,10 @@
 #include "target/tracer/exe_class.h"
 #include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/placement.h"
 #include "target/tracer/return_sites.h"
 #include "target/tracer/guardian.h"
 #include "target/tracer/thread_signals.h"
-
-#define PTRACE_OPTIONS                                                                            \
-    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |      \
-     PTRACE_O_TRACEEXIT)
 
 static void resume(struct thread *th, int sig)
 {
@@ -49,120 +45,6 @@ struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struc
     module_map_init(t->modules, pid, loc);
     misuse_reset(t);
     return t;
-}
-
-/* --- breakpoint placement ------------------------------------------------ */
-
-static bool name_placed(struct tracee *t, const char *name)
-{
-    for (unsigned i = 0; i < t->bps_cap; i++) {
-        const struct breakpoint *bp = &t->bps[i];
-        if (bp->addr && bp->fn && strcmp(bp->fn->name, name) == 0)
-            return true;
-    }
-    return false;
-}
-
-static int place_breakpoint(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
-                            const struct intercept_fn *fn)
-{
-    if (bp_find(t, addr))
-        return 0; /* an alias (mmap64 = mmap, memalign = aligned_alloc) */
-    uint8_t insn[ARCH_INSN_MAX];
-    size_t avail = target_mem_read_partial(&t->mem, ARCH_CODE_ADDR(addr), insn, sizeof(insn));
-    if (avail == 0)
-        return -EFAULT;
-    uint64_t slot = 0;
-    int rc = scratch_reserve_slot(t, th, m->start, &slot);
-    if (rc < 0) {
-        mt_warn("cannot map a scratch page in process %d: %s", (int)t->pid, strerror(-rc));
-        return rc;
-    }
-    struct displace_plan plan = arch_displace(insn, avail, addr, slot);
-    if (plan.kind == DISPLACE_UNSUPPORTED) {
-        mt_warn("%s in %s: its first instruction cannot be stepped over; not intercepted",
-                fn ? fn->name : "rendezvous", m->path);
-        return -ENOTSUP;
-    }
-    if (plan.kind == DISPLACE_OUT_OF_LINE &&
-        (rc = target_mem_write(&t->mem, slot, plan.slot_bytes, plan.slot_len)) < 0)
-        return rc;
-    struct breakpoint *bp = bp_add(t, addr);
-    bp->fn = fn;
-    bp->plan = plan;
-    bp->slot_addr = slot;
-    bp->module_start = m->start;
-    return bp_insert(t, bp);
-}
-
-static void place_intercepts(struct tracee *t, struct thread *th, struct module *m)
-{
-    /* The dynamic linker too: musl's is its libc, malloc and all (glibc's
-     * exports none of these names). */
-    if (m->intercepts_placed)
-        return;
-    unsigned placed = 0;
-    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
-        if (name_placed(t, fn->name))
-            continue;
-        uint64_t addr = module_export_addr(t->modules, m, fn->name);
-        if (addr && place_breakpoint(t, th, m, addr, fn) == 0)
-            placed++;
-    }
-    if (placed) {
-        m->intercepts_placed = true;
-        mt_info("%s: %u functions intercepted", m->path, placed);
-    } else if (module_is_static_executable(t->modules, m->start) && !m->dobj_tried) {
-        /* Said once: dobj_tried is set by the lookup below. */
-        module_debug_object(t->modules, m);
-        mt_warn("%s: statically linked and stripped (no symbol table): allocation functions "
-                "cannot be found, nothing will be recorded", m->path);
-    }
-}
-
-static void place_rendezvous(struct tracee *t)
-{
-    if (t->rendezvous_addr)
-        return;
-    for (size_t i = 0; i < t->modules->count; i++) {
-        struct module *m = t->modules->mods[i];
-        if (!m->is_interp)
-            continue;
-        uint64_t addr = module_export_addr(t->modules, m, "_dl_debug_state");
-        if (!addr)
-            continue;
-        /* The rendezvous function is empty: its breakpoint returns at once
-         * and needs no slot. */
-        struct breakpoint *bp = bp_add(t, addr);
-        bp->fn = NULL;
-        bp->plan.kind = DISPLACE_EMULATE;
-        bp->module_start = m->start;
-        if (bp_insert(t, bp) == 0)
-            t->rendezvous_addr = addr;
-        return;
-    }
-}
-
-static void module_gone(void *ctx, struct module *m)
-{
-    struct tracee *t = ctx;
-    bp_forget_module(t, m->start);
-    if (t->rendezvous_addr >= m->start && t->rendezvous_addr < m->end)
-        t->rendezvous_addr = 0;
-}
-
-/* New modules (at attach, exec, and every dynamic-linker rendezvous):
- * the executable first, so that a program's own malloc wins as the dynamic
- * linker's symbol lookup would have it. */
-static void scan_modules(struct tracee *t, struct thread *th)
-{
-    module_map_refresh(t->modules, module_gone, t);
-    place_rendezvous(t);
-    for (size_t i = 0; i < t->modules->count; i++)
-        if (t->modules->mods[i]->is_main)
-            place_intercepts(t, th, t->modules->mods[i]);
-    for (size_t i = 0; i < t->modules->count; i++)
-        place_intercepts(t, th, t->modules->mods[i]);
 }
 
 /* --- stops ---------------------------------------------------------------- */
@@ -193,7 +75,10 @@ static void handle_trap(struct tracee *t, struct thread *th)
             arch_emulate_return(&regs, call_return_address(&w, &regs, &slot));
         }
     }
-    regs_write_changes(th->tid, &was, &regs); /* perf: often the PC alone */
+    /* perf: often the PC alone.  A thread whose registers cannot be set
+     * was killed while stopped (ESRCH): resuming it fails the same way. */
+    if (regs_write_changes(th->tid, &was, &regs) < 0 && errno != ESRCH)
+        mt_warn("thread %d: cannot set its registers: %s", (int)th->tid, strerror(errno));
     resume(th, 0);
 }
 
@@ -277,45 +162,46 @@ static void handle_exec(struct tracee *t, struct thread *th)
     scan_modules(t, th);
 }
 
-static void handle_event(struct tracee *t, struct thread *th, int event, int sig)
+static void handle_event(struct tracee *t, struct thread *th, const struct stop *st)
 {
     unsigned long msg = 0;
-    switch (event) {
-    case PTRACE_EVENT_CLONE:
+    switch (st->kind) {
+    case STOP_CLONE:
         ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
         if (!thread_find(t, (pid_t)msg))
             thread_add(t, (pid_t)msg, THREAD_NEW);
         resume(th, 0);
         break;
-    case PTRACE_EVENT_FORK:
-    case PTRACE_EVENT_VFORK:
+    case STOP_FORK:
+    case STOP_VFORK:
         ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-        tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
+        tracer_new_process(t, th, (pid_t)msg, st->kind == STOP_VFORK);
         resume(th, 0);
         break;
-    case PTRACE_EVENT_EXEC:
+    case STOP_EXEC:
         handle_exec(t, th);
         th = thread_find(t, t->pid);
         if (th)
             resume(th, 0);
         break;
-    case PTRACE_EVENT_STOP:
-        if (is_job_control_stop(sig)) {
-            /* Job control: stay stopped, but keep reporting events. */
-            th->group_stopped = true;
-            if (!th->interrupt_requested && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
-                th->state = THREAD_RUNNING;
-        } else if (th->interrupt_requested) {
+    case STOP_GROUP:
+        /* Job control: stay stopped, but keep reporting events. */
+        th->group_stopped = true;
+        if (!th->interrupt_requested && ptrace(PTRACE_LISTEN, th->tid, NULL, NULL) == 0)
+            th->state = THREAD_RUNNING;
+        break;
+    case STOP_INTERRUPT:
+        if (th->interrupt_requested) {
             th->interrupt_requested = false; /* the detach waits for this */
         } else {
             th->group_stopped = false;
             resume(th, 0);
         }
         break;
-    case PTRACE_EVENT_EXIT:
+    case STOP_EXIT:
         /* The leak scan at exit (target/leak): memory is still there. */
-        if (t->exit_stop_hook)
-            t->exit_stop_hook(t->exit_stop_ctx, t, th);
+        if (t->opts.exit_stop_hook)
+            t->opts.exit_stop_hook(t->opts.exit_stop_ctx, t, th);
         resume(th, 0);
         break;
     default:
@@ -324,243 +210,45 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
     }
 }
 
-static bool is_other_process(struct tracee *t, pid_t tid)
+void tracer_handle_stop(struct tracee *t, const struct stop *st)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    pid_t tgid = 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "Tgid: %d", &tgid) == 1)
-            break;
-    fclose(f);
-    return tgid && tgid != t->pid;
-}
-
-void tracer_handle_status(struct tracee *t, pid_t tid, int status)
-{
+    pid_t tid = st->tid;
     struct thread *th = thread_find(t, tid);
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    if (st->kind == STOP_GONE) {
         if (tid == t->pid) {
             t->exited = true;
-            t->exit_status = status;
+            t->exit_status = st->status;
         }
         thread_remove(t, tid);
         return;
     }
-    if (!WIFSTOPPED(status))
-        return;
     if (!th) {
-        if (is_other_process(t, tid)) {
-            /* A fork child whose stop came before its parent's event. */
+        pid_t tgid = thread_group_of(tid);
+        if (tgid && tgid != t->pid) {
+            /* Another process's (a fork child whose stop came before its
+             * parent's event): parked for whoever claims it. */
+            stop_park(st);
             return;
         }
         th = thread_add(t, tid, THREAD_STOPPED);
     }
     th->state = THREAD_STOPPED;
-    int sig = WSTOPSIG(status);
-    int event = (status >> 16) & 0xff;
-    if (event) {
-        handle_event(t, th, event, sig);
-    } else if (sig == SIGTRAP) {
+    switch (st->kind) {
+    case STOP_TRAP:
         handle_trap(t, th);
-    } else {
-        resume(th, sig); /* the program's signal, delivered as it was sent */
+        break;
+    case STOP_SIGNAL:
+        resume(th, st->sig); /* the program's signal, delivered as it was sent */
+        break;
+    default:
+        handle_event(t, th, st);
+        break;
     }
 }
 
 bool tracer_finished(const struct tracee *t) { return t->exited && t->threads_count == 0; }
 
 bool tracer_cannot_follow(const struct tracee *t) { return t->cannot_follow; }
-
-/* --- launch and attach ------------------------------------------------ */
-
-static void seize_error(pid_t pid, int err, char *buf, size_t len)
-{
-    if (err == ESRCH)
-        snprintf(buf, len, "no such process: %d", (int)pid);
-    else if (err == EPERM)
-        snprintf(buf, len,
-                 "cannot trace process %d: permission denied (run as root or with "
-                 "CAP_SYS_PTRACE; check /proc/sys/kernel/yama/ptrace_scope, and that no other "
-                 "tracer is attached)",
-                 (int)pid);
-    else
-        snprintf(buf, len, "cannot trace process %d: %s", (int)pid, strerror(err));
-}
-
-struct tracee *tracer_launch(char *const argv[], const struct tracer_options *opts,
-                             struct file_locator *loc, char *err, size_t errlen)
-{
-    int go[2], fail[2];
-    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(fail, O_CLOEXEC) < 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return NULL;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return NULL;
-    }
-    if (pid == 0) {
-        /* Wait until the parent has seized us, then become the program. */
-        char c;
-        close(go[1]);
-        close(fail[0]);
-        while (read(go[0], &c, 1) < 0 && errno == EINTR)
-            ;
-        execvp(argv[0], argv);
-        int e = errno;
-        if (write(fail[1], &e, sizeof(e)) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    close(go[0]);
-    close(fail[1]);
-    if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)(PTRACE_OPTIONS | PTRACE_O_EXITKILL)) < 0) {
-        seize_error(pid, errno, err, errlen);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        return NULL;
-    }
-    close(go[1]);
-    int exec_errno = 0;
-    ssize_t n;
-    while ((n = read(fail[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
-        ;
-    close(fail[0]);
-    if (n == (ssize_t)sizeof(exec_errno)) {
-        snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(exec_errno));
-        ptrace(PTRACE_DETACH, pid, NULL, NULL);
-        waitpid(pid, NULL, 0);
-        return NULL;
-    }
-    /* The exec is done (its close-on-exec pipe closed) and the program has
-     * not run an instruction yet: a program we cannot trace never starts. */
-    if (exe_class_check(pid, err, errlen) < 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, __WALL);
-        return NULL;
-    }
-    struct tracee *t = tracee_create(pid, opts, loc);
-    t->program = xstrdup(argv[0]);
-    thread_add(t, pid, THREAD_RUNNING);
-    /* The exec stop comes through the event loop like any other; the
-     * kill-on-exit option only guards this window.  After the exec event
-     * it is dropped, so that a detach leaves the program running. */
-    return t;
-}
-
-static int wait_for_stop(struct tracee *t, struct thread *th)
-{
-    for (;;) {
-        int status;
-        int rc = thread_wait(th->tid, &status);
-        if (rc < 0)
-            return rc;
-        if (WIFEXITED(status) || WIFSIGNALED(status)) {
-            tracer_handle_status(t, th->tid, status);
-            return -ESRCH;
-        }
-        int event = (status >> 16) & 0xff;
-        int sig = WSTOPSIG(status);
-        if (event == PTRACE_EVENT_STOP) {
-            if (is_job_control_stop(sig))
-                th->group_stopped = true;
-            th->state = THREAD_STOPPED;
-            th->interrupt_requested = false;
-            return 0;
-        }
-        if (event == 0 && sig != SIGTRAP && !th->resume_signal)
-            th->resume_signal = sig; /* delivered when we let it go */
-        ptrace(PTRACE_CONT, th->tid, NULL, NULL);
-    }
-}
-
-static int seize_all_threads(struct tracee *t, char *err, size_t errlen)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-    bool added = true;
-    /* Threads may be created while we attach: scan until no new one. */
-    while (added) {
-        added = false;
-        DIR *d = opendir(path);
-        if (!d) {
-            seize_error(t->pid, errno == ENOENT ? ESRCH : errno, err, errlen);
-            return -1;
-        }
-        struct dirent *de;
-        while ((de = readdir(d))) {
-            pid_t tid = (pid_t)atoi(de->d_name);
-            if (tid <= 0 || thread_find(t, tid))
-                continue;
-            if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_OPTIONS) < 0) {
-                if (errno == ESRCH)
-                    continue;
-                seize_error(t->pid, errno, err, errlen);
-                closedir(d);
-                return -1;
-            }
-            struct thread *th = thread_add(t, tid, THREAD_RUNNING);
-            ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-            th->interrupt_requested = true;
-            added = true;
-        }
-        closedir(d);
-    }
-    return 0;
-}
-
-static void wait_interrupted(struct tracee *t, struct thread *th, void *ctx)
-{
-    (void)ctx;
-    if (th->interrupt_requested)
-        wait_for_stop(t, th);
-}
-
-static void resume_after_attach(struct tracee *t, struct thread *th, void *ctx)
-{
-    (void)t;
-    (void)ctx;
-    thread_resume_stopped(th);
-}
-
-struct tracee *tracer_attach(pid_t pid, const struct tracer_options *opts, struct file_locator *loc,
-                             char *err, size_t errlen)
-{
-    if (pid <= 0 || kill(pid, 0) < 0) {
-        seize_error(pid, pid <= 0 ? ESRCH : errno, err, errlen);
-        return NULL;
-    }
-    if (exe_class_check(pid, err, errlen) < 0)
-        return NULL;
-    struct tracee *t = tracee_create(pid, opts, loc);
-    t->attached_mode = true;
-    t->exec_seen = true;
-    char path[64], exe[4096];
-    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-    ssize_t n = readlink(path, exe, sizeof(exe) - 1);
-    t->program = xstrdup(n > 0 ? (exe[n] = '\0', exe) : "?");
-    if (seize_all_threads(t, err, errlen) < 0) {
-        tracer_detach(t);
-        tracer_free(t);
-        return NULL;
-    }
-    thread_foreach(t, wait_interrupted, NULL);
-    struct thread *leader = thread_find(t, pid);
-    if (!leader || target_mem_open(&t->mem, pid) < 0) {
-        snprintf(err, errlen, "process %d exited while attaching", (int)pid);
-        tracer_detach(t);
-        tracer_free(t);
-        return NULL;
-    }
-    scan_modules(t, leader);
-    thread_foreach(t, resume_after_attach, NULL);
-    return t;
-}
 
 /* --- detach ------------------------------------------------------------- */
 
@@ -574,25 +262,31 @@ static void interrupt_thread(struct tracee *t, struct thread *th, void *ctx)
     }
 }
 
+/* Registers put back at detach: a failure (the thread was killed under
+ * us) leaves nothing to restore, but is said. */
+static void set_regs_or_warn(struct thread *th, const struct arch_regs *regs)
+{
+    if (arch_set_regs(th->tid, regs) < 0)
+        mt_warn("thread %d: cannot restore its registers: %s", (int)th->tid, strerror(errno));
+}
+
 /* A thread that stopped on one of our traps before the interrupt took
  * effect: finish that stop so that no trap of ours is left pending. */
 static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
 {
     (void)ctx;
     while (th->interrupt_requested) {
-        int status;
-        if (thread_wait(th->tid, &status) < 0) {
+        struct stop st;
+        if (stop_next(th->tid, 0, &st) < 0) {
             thread_remove(t, th->tid);
             return;
         }
-        if (WIFEXITED(status) || WIFSIGNALED(status)) {
-            tracer_handle_status(t, th->tid, status);
+        if (st.kind == STOP_GONE) {
+            tracer_handle_stop(t, &st);
             return;
         }
-        int event = (status >> 16) & 0xff;
-        int sig = WSTOPSIG(status);
         th->state = THREAD_STOPPED;
-        if (event == PTRACE_EVENT_STOP) {
+        if (st.kind == STOP_GROUP || st.kind == STOP_INTERRUPT) {
             /* reliability: a trap of ours fired just before the interrupt
              * (or a job-control stop) still waits behind this stop; let it
              * arrive and settle it.  A job-stopped thread stops again by
@@ -601,39 +295,39 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
                 ptrace(PTRACE_CONT, th->tid, NULL, NULL) == 0)
                 continue;
             th->interrupt_requested = false;
-            if (is_job_control_stop(sig))
+            if (st.kind == STOP_GROUP)
                 th->group_stopped = true;
             break;
         }
-        if (event == 0 && sig == SIGTRAP) {
+        if (st.kind == STOP_TRAP) {
             struct arch_regs regs;
             if (arch_get_regs(th->tid, &regs) == 0) {
                 uint64_t at = arch_breakpoint_addr_from_pc(arch_pc(&regs));
                 if (scratch_is_trampoline(t, at)) {
                     call_on_return(t, th, &regs);
-                    arch_set_regs(th->tid, &regs);
+                    set_regs_or_warn(th, &regs);
                 } else if (bp_find(t, at)) {
                     /* Re-run the original instruction once it is back. */
                     arch_set_pc(&regs, at);
-                    arch_set_regs(th->tid, &regs);
+                    set_regs_or_warn(th, &regs);
                 } else if (!th->resume_signal) {
                     th->resume_signal = SIGTRAP;
                 }
             }
             break; /* stopped; the pending interrupt dies with the detach */
         }
-        if (event == 0 && !th->resume_signal)
-            th->resume_signal = sig;
+        if (st.kind == STOP_SIGNAL && !th->resume_signal)
+            th->resume_signal = st.sig;
         unsigned long msg = 0;
-        if (event == PTRACE_EVENT_CLONE) {
+        if (st.kind == STOP_CLONE) {
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
             thread_add(t, (pid_t)msg, THREAD_NEW);
-        } else if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) {
+        } else if (st.kind == STOP_FORK || st.kind == STOP_VFORK) {
             /* The child holds a copy of our traps: let it go clean, or
              * (-f) join the family, to be detached in turn. */
             ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-            tracer_new_process(t, th, (pid_t)msg, event == PTRACE_EVENT_VFORK);
-        } else if (event == PTRACE_EVENT_EXEC) {
+            tracer_new_process(t, th, (pid_t)msg, st.kind == STOP_VFORK);
+        } else if (st.kind == STOP_EXEC) {
             /* Nothing of ours is left in the new image. */
             forget_old_image(t, th);
         }
@@ -650,14 +344,19 @@ static void restore_returns(struct tracee *t, struct thread *th, void *ctx)
 static void remove_bp(struct tracee *t, struct breakpoint *bp, void *ctx)
 {
     (void)ctx;
-    bp_remove(t, bp);
+    /* Said: the detach goes on with the other breakpoints. */
+    if (bp_remove(t, bp) < 0)
+        mt_warn("process %d: cannot remove the breakpoint at %#llx", (int)t->pid,
+                (unsigned long long)bp->addr);
 }
 
 static void detach_thread(struct tracee *t, struct thread *th, void *ctx)
 {
     (void)ctx;
-    if (th->state == THREAD_STOPPED || th->state == THREAD_NEW)
-        ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->resume_signal);
+    if ((th->state == THREAD_STOPPED || th->state == THREAD_NEW) &&
+        ptrace(PTRACE_DETACH, th->tid, NULL, (void *)(long)th->resume_signal) < 0 &&
+        errno != ESRCH)
+        mt_warn("thread %d: cannot detach: %s", (int)th->tid, strerror(errno));
     thread_remove(t, th->tid);
 }
 

@@ -1,4 +1,4 @@
-/* The tracer's public face: start or attach, feed it wait statuses, detach. */
+/* The tracer's public face: start or attach, feed it stops, detach. */
 #ifndef MT_TRACER_ENGINE_H
 #define MT_TRACER_ENGINE_H
 
@@ -21,8 +21,9 @@ struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struc
  * under -f, else let go with our traps undone in its memory.  shares_vm:
  * a vfork child, running in t's memory until it execs. */
 void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm);
-/* Handles one waitpid() result of one of t's threads. */
-void tracer_handle_status(struct tracee *t, pid_t tid, int status);
+/* Handles one stop of one of t's threads (stops.h); a stop of another
+ * process's thread that t cannot own is parked for its claimer. */
+void tracer_handle_stop(struct tracee *t, const struct stop *st);
 /* Stops every thread, restores every breakpoint and return address, and
  * lets the process go. */
 void tracer_detach(struct tracee *t);

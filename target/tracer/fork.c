@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
@@ -21,36 +20,42 @@
 #include "target/tracer/engine.h"
 #include "target/tracer/family.h"
 #include "target/tracer/modules.h"
-
-/* The child's first stop: parked by the family when it came first. */
-static int wait_child_stop(struct tracee *t, pid_t child, int *status)
-{
-    if (t->family && family_take_parked(t->family, child, status))
-        return 0;
-    return thread_wait(child, status);
-}
+#include "target/tracer/return_sites.h"
 
 static void release_child(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm)
 {
-    int status;
-    if (wait_child_stop(t, child, &status) < 0 || !WIFSTOPPED(status))
+    /* Its first stop (parked, when it came before this fork event). */
+    struct stop st;
+    if (stop_next(child, 0, &st) < 0 || st.kind == STOP_GONE)
         return;
     /* A vfork child shares our memory until it execs or exits: the
      * breakpoints must stay, and its calls before the exec are not seen. */
     struct target_mem cm;
+    int failed = 0;
     if (!shares_vm && target_mem_open(&cm, child) == 0) {
         for (unsigned i = 0; i < t->bps_cap; i++)
-            if (t->bps[i].addr && t->bps[i].inserted)
+            if (t->bps[i].addr && t->bps[i].inserted &&
                 target_mem_write(&cm, ARCH_CODE_ADDR(t->bps[i].addr), t->bps[i].orig,
-                                 t->bps[i].len);
+                                 t->bps[i].len) < 0)
+                failed++;
         for (unsigned i = 0; i < parent->ncalls; i++) {
             const struct pending_call *c = &parent->calls[i];
-            if (c->ret_slot)
-                target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
+            if (c->ret_slot &&
+                target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0)
+                failed++;
         }
         target_mem_close(&cm);
+    } else if (!shares_vm) {
+        failed = -1;
     }
-    ptrace(PTRACE_DETACH, child, NULL, NULL);
+    /* A child we cannot clean dies of SIGTRAP at its first trap: said, as
+     * nothing else can be done for it. */
+    if (failed)
+        mt_warn("process %d (forked by %d): cannot undo our traps in its memory; it may die "
+                "of SIGTRAP", (int)child, (int)t->pid);
+    /* ESRCH only: the child is gone already. */
+    if (ptrace(PTRACE_DETACH, child, NULL, NULL) < 0 && errno != ESRCH)
+        mt_warn("process %d: cannot let it go: %s", (int)child, strerror(errno));
 }
 
 static void *dup_array(const void *p, size_t n, size_t size)
@@ -72,18 +77,24 @@ static void copy_module_flags(struct tracee *child, const struct tracee *parent)
     }
 }
 
-static struct tracee *adopt_child(struct tracee *t, struct thread *parent, pid_t child,
-                                  bool shares_vm)
+/* The child's tracee, as the kernel's dup_utask() makes a forked task's
+ * uprobe state: one function sets every field of struct tracee (keep it
+ * so when adding one), from the parent's state at the fork. */
+static struct tracee *tracee_clone(struct tracee *t, struct thread *parent, pid_t child,
+                                   bool shares_vm)
 {
+    /* opts (hooks too), locator, empty books, stacks, misuse log (the
+     * child's errors are its own from here), modules: tracee_create. */
     struct tracee *c = tracee_create(child, &t->opts, t->locator);
     c->ppid = t->pid;
     c->program = xstrdup(t->program);
     c->attached_mode = t->attached_mode;
     c->shares_vm = shares_vm;
     c->exec_seen = true; /* its exec restarts the books */
-    c->on_misuse = t->on_misuse;
-    c->on_misuse_ctx = t->on_misuse_ctx;
+    /* exited, cannot_follow, exit_status: a new process's (false, 0);
+     * stack_window: allocated at its first event. */
 
+    /* Its heap holds the parent's blocks. */
     heap_books_free(c->books);
     c->books = heap_books_clone(t->books);
     stack_table_free(c->stacks);
@@ -91,12 +102,15 @@ static struct tracee *adopt_child(struct tracee *t, struct thread *parent, pid_t
     freed_history_free(c->freed);
     c->freed = freed_history_clone(t->freed);
 
+    /* Its memory holds the parent's breakpoints, scratch pages, return
+     * stubs and displaced return addresses. */
     c->bps = dup_array(t->bps, t->bps_cap, sizeof(*t->bps));
     c->bps_cap = t->bps_cap;
     c->bps_count = t->bps_count;
     c->scratch = dup_array(t->scratch, t->scratch_cap, sizeof(*t->scratch));
     c->scratch_cap = t->scratch_cap;
     c->scratch_count = t->scratch_count;
+    return_sites_clone(c, t);
     c->rendezvous_addr = t->rendezvous_addr;
 
     if (target_mem_open(&c->mem, child) < 0)
@@ -104,11 +118,13 @@ static struct tracee *adopt_child(struct tracee *t, struct thread *parent, pid_t
     module_map_refresh(c->modules, NULL, NULL);
     copy_module_flags(c, t);
 
+    /* One thread, the forking one's copy: its open calls and its last
+     * release are on the child's copy of the stack too. */
     struct thread *th = thread_add(c, child, THREAD_NEW);
     for (unsigned i = 0; i < parent->ncalls; i++)
         *thread_push_call(th) = parent->calls[i];
+    th->last_release = parent->last_release;
     family_add(t->family, c);
-    mt_info("following process %d, forked by %d", (int)child, (int)t->pid);
     return c;
 }
 
@@ -118,8 +134,10 @@ void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bo
         release_child(t, parent, child, shares_vm);
         return;
     }
-    adopt_child(t, parent, child, shares_vm);
-    int status;
-    if (family_take_parked(t->family, child, &status))
-        family_handle_status(t->family, child, status);
+    tracee_clone(t, parent, child, shares_vm);
+    mt_info("following process %d, forked by %d", (int)child, (int)t->pid);
+    /* Its first stop, if it came already (parked, or waiting). */
+    struct stop st;
+    if (stop_next(child, STOP_NOHANG, &st) > 0)
+        family_dispatch(t->family, &st);
 }

@@ -79,8 +79,8 @@ static void describe(struct tracee *t, uint64_t ptr, struct misuse_error *e)
 static void emit(struct tracee *t, const struct misuse_error *e)
 {
     const struct misuse_error *kept = misuse_log_add(&t->errors, e);
-    if (kept && t->on_misuse)
-        t->on_misuse(t->on_misuse_ctx, t, kept);
+    if (kept && t->opts.on_misuse)
+        t->opts.on_misuse(t->opts.on_misuse_ctx, t, kept);
     else if (!kept && t->errors.total == MISUSE_LOG_MAX + 1)
         mt_warn("process %d: more than %u misuse errors; further ones are counted, not shown",
                 (int)t->pid, MISUSE_LOG_MAX);

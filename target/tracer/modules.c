@@ -34,8 +34,21 @@ void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
     }
 }
 
+/* Marks a load tried; a failure keeps its reason. */
+static void load_done(struct module_load *l, const char *why)
+{
+    l->tried = true;
+    free(l->why);
+    l->why = why ? xstrdup(why[0] ? why : "unknown reason") : NULL;
+}
+
+const char *module_load_error(const struct module_load *l) { return l->why; }
+
 static void module_free(struct module *m)
 {
+    free(m->mapped_load.why);
+    free(m->dobj_load.why);
+    free(m->cfi_load.why);
     if (m->cfi)
         cfi_table_free(m->cfi);
     for (int i = 0; i < 3; i++)
@@ -302,12 +315,14 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
 
 struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m)
 {
-    if (m->mapped || m->mapped_tried)
+    if (m->mapped || m->mapped_load.tried)
         return m->mapped;
-    m->mapped_tried = true;
-    if (strcmp(m->path, VDSO_NAME) == 0)
-        return m->mapped = vdso_open(mm, m);
-    char path[128], err[256];
+    if (strcmp(m->path, VDSO_NAME) == 0) {
+        m->mapped = vdso_open(mm, m);
+        load_done(&m->mapped_load, m->mapped ? NULL : "cannot copy the vDSO");
+        return m->mapped;
+    }
+    char path[128], err[256] = "";
     /* map_files names the very file that is mapped, even when the path was
      * replaced or deleted since (a package upgrade). */
     snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)mm->pid, m->start,
@@ -323,17 +338,16 @@ struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m)
     }
     if (!src)
         src = byte_source_open_file(m->path, err, sizeof(err));
-    if (!src)
-        return NULL;
-    m->mapped = elf_file_open(src, err, sizeof(err));
+    if (src)
+        m->mapped = elf_file_open(src, err, sizeof(err));
+    load_done(&m->mapped_load, m->mapped ? NULL : err);
     return m->mapped;
 }
 
 struct debug_object *module_debug_object(struct module_map *mm, struct module *m)
 {
-    if (m->dobj || m->dobj_tried)
+    if (m->dobj || m->dobj_load.tried)
         return m->dobj;
-    m->dobj_tried = true;
     char err[256] = "";
     if (strcmp(m->path, VDSO_NAME) == 0) {
         /* Its dynamic symbols name the trampolines; a second reader over
@@ -342,6 +356,7 @@ struct debug_object *module_debug_object(struct module_map *mm, struct module *m
                                  m->image, m->image_size, VDSO_NAME), err, sizeof(err))
                                                       : NULL;
         m->dobj = f ? debug_object_from_elf(mm->locator, m->path, f) : NULL;
+        load_done(&m->dobj_load, m->dobj ? NULL : "the vDSO image has no symbols");
         return m->dobj;
     }
     m->dobj = debug_object_open(mm->locator, m->path, err, sizeof(err));
@@ -357,10 +372,12 @@ struct debug_object *module_debug_object(struct module_map *mm, struct module *m
                     m->path);
             debug_object_close(m->dobj);
             m->dobj = NULL;
+            snprintf(err, sizeof(err), "build-id mismatch");
         }
     }
+    load_done(&m->dobj_load, m->dobj ? NULL : err);
     if (!m->dobj)
-        mt_info("%s: no symbols (%s)", m->path, err[0] ? err : "build-id mismatch");
+        mt_info("%s: no symbols (%s)", m->path, m->dobj_load.why);
     return m->dobj;
 }
 
@@ -374,12 +391,13 @@ static const struct elf_section *load_section(struct elf_file *f, const char *na
 
 struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
 {
-    if (m->cfi || m->cfi_tried)
+    if (m->cfi || m->cfi_load.tried)
         return m->cfi;
-    m->cfi_tried = true;
     struct elf_file *f = module_mapped_elf(mm, m);
-    if (!f)
+    if (!f) {
+        load_done(&m->cfi_load, module_load_error(&m->mapped_load));
         return NULL;
+    }
     struct cfi_sources src;
     memset(&src, 0, sizeof(src));
     src.big_endian = elf_file_big_endian(f);
@@ -407,9 +425,12 @@ struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
     const struct elf_section *got = elf_file_find_section(f, ".got");
     src.text_vaddr = text ? text->addr : 0;
     src.data_vaddr = got ? got->addr : 0;
-    if (!src.eh_frame && !src.debug_frame)
+    if (!src.eh_frame && !src.debug_frame) {
+        load_done(&m->cfi_load, "no .eh_frame or .debug_frame");
         return NULL;
+    }
     m->cfi = cfi_table_new(&src);
+    load_done(&m->cfi_load, m->cfi ? NULL : "malformed call frame information");
     return m->cfi;
 }
 

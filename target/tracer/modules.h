@@ -18,6 +18,14 @@ struct cfi_table;
 struct exidx_table;
 struct symbolizer;
 
+/* How one lazy load of a module went, as libdwfl remembers an object's
+ * error: not tried yet, done, or failed, with why (one line, for
+ * messages), so that it is tried once and its failure can be told. */
+struct module_load {
+    bool tried;
+    char *why;              /* NULL: loaded (or not tried) */
+};
+
 struct module {
     char *path;             /* as the target sees it */
     uint64_t start, end;    /* runtime extent of its mappings */
@@ -29,12 +37,12 @@ struct module {
     bool intercepts_placed;
 
     struct elf_file *mapped; /* the file actually mapped (/proc/PID/map_files) */
-    bool mapped_tried;
+    struct module_load mapped_load;
     struct debug_object *dobj; /* symbols and lines: sysroot, memtrace-fs or local */
-    bool dobj_tried;
+    struct module_load dobj_load;
     struct symbolizer *sym;
     struct cfi_table *cfi;
-    bool cfi_tried;
+    struct module_load cfi_load;
     struct elf_blob cfi_blobs[3];
     struct exidx_table *exidx; /* ARM EHABI tables, where CFI has no row */
     bool exidx_tried;
@@ -83,6 +91,10 @@ size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uin
                         size_t max);
 /* Function and file:line lookups; NULL without any symbols. */
 struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m);
+
+/* Why the load of m's mapped file, debug object or CFI failed; NULL when
+ * it did not (yet). */
+const char *module_load_error(const struct module_load *l);
 
 /* Does addr lie in the executable, and is it statically linked (no
  * dynamic linker)? */

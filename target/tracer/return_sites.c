@@ -142,6 +142,23 @@ bool return_stub_at(const struct tracee *t, uint64_t pc, uint64_t *ret_addr)
     return false;
 }
 
+void return_sites_clone(struct tracee *child, const struct tracee *parent)
+{
+    const struct return_sites *rs = parent->ret_sites;
+    if (!rs)
+        return;
+    struct return_sites *c = xmalloc(sizeof(*c));
+    *c = *rs;
+    for (unsigned i = 0; i < rs->npages; i++) {
+        c->pages[i] = xmalloc(sizeof(*c->pages[i]));
+        *c->pages[i] = *rs->pages[i];
+    }
+    c->tab = rs->cap ? xreallocarray(NULL, rs->cap, sizeof(*c->tab)) : NULL;
+    if (rs->cap)
+        memcpy(c->tab, rs->tab, rs->cap * sizeof(*c->tab));
+    child->ret_sites = c;
+}
+
 void return_sites_free(struct tracee *t)
 {
     struct return_sites *rs = t->ret_sites;
@@ -178,6 +195,12 @@ bool return_stub_at(const struct tracee *t, uint64_t pc, uint64_t *ret_addr)
     (void)pc;
     (void)ret_addr;
     return false;
+}
+
+void return_sites_clone(struct tracee *child, const struct tracee *parent)
+{
+    (void)child;
+    (void)parent;
 }
 
 void return_sites_free(struct tracee *t) { (void)t; }

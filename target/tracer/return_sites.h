@@ -25,6 +25,10 @@ uint64_t return_stub_for(struct tracee *t, struct thread *th, uint64_t ret_addr)
  * stub jumps to. */
 bool return_stub_at(const struct tracee *t, uint64_t pc, uint64_t *ret_addr);
 
+/* The stubs of a forked child: its memory holds copies of parent's pages,
+ * so it gets the same table (child has none yet). */
+void return_sites_clone(struct tracee *child, const struct tracee *parent);
+
 /* Forgets every stub (exec: the address space is new; or the end). */
 void return_sites_free(struct tracee *t);
 

@@ -1,9 +1,9 @@
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 
 #include "shared/xalloc.h"
 #include "target/tracer/tracee.h"
@@ -79,15 +79,6 @@ void thread_remove(struct tracee *t, pid_t tid)
     }
 }
 
-int thread_wait(pid_t tid, int *status)
-{
-    while (waitpid(tid, status, __WALL) < 0) {
-        if (errno != EINTR)
-            return -errno;
-    }
-    return 0;
-}
-
 struct pending_call *thread_push_call(struct thread *th)
 {
     if (th->ncalls == th->calls_cap) {
@@ -115,11 +106,6 @@ void thread_foreach(struct tracee *t, void (*fn)(struct tracee *, struct thread 
     free(tids);
 }
 
-bool is_job_control_stop(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
 void thread_resume_stopped(struct thread *th)
 {
     if (th->state != THREAD_STOPPED)
@@ -133,4 +119,19 @@ void thread_resume_stopped(struct thread *th)
     th->resume_signal = 0;
     if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
         th->state = THREAD_RUNNING;
+}
+
+pid_t thread_group_of(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    pid_t tgid = 0;
+    while (fgets(line, sizeof(line), fp))
+        if (sscanf(line, "Tgid: %d", &tgid) == 1)
+            break;
+    fclose(fp);
+    return tgid;
 }

@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "target/heap/misuse.h"
 #include "target/tracer/intercept.h"
+#include "target/tracer/stops.h"
 #include "target/tracer/target_mem.h"
 
 struct module_map;
@@ -80,10 +81,29 @@ struct scratch_page {
 #define SCRATCH_SLOT_SIZE ARCH_DISPLACE_SLOT_MAX
 #define SCRATCH_PAGE_SIZE 4096
 
+struct tracee;
+
+/* Everything a process is given when the tracer takes it on: the session's
+ * choices and its hooks.  A followed fork child gets its parent's. */
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
+
+    /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
+     * process's memory still exists, before the thread is let go: the leak
+     * scan's hook (target/session/leak_glue.c).  NULL: none. */
+    void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
+    void *exit_stop_ctx;
+    /* Called at the entry of exit() (before any exit handler), with the
+     * calling thread stopped there and its registers: the leak scan at
+     * exit's moment (leak_glue.c).  NULL: none. */
+    void (*exit_call_hook)(void *ctx, struct tracee *t, struct thread *th,
+                           const struct arch_regs *regs);
+    void *exit_call_ctx;
+    /* Who prints each misuse error as it is found (misuse.c).  NULL: none. */
+    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
+    void *on_misuse_ctx;
 };
 
 struct tracee {
@@ -118,35 +138,19 @@ struct tracee {
     int exit_status;         /* as waitpid gives it */
     uint8_t *stack_window;   /* reused per event */
 
-    /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
-     * process's memory still exists, before the thread is let go: the leak
-     * scan's hook (target/session/leak_glue.c).  NULL: none. */
-    void (*exit_stop_hook)(void *ctx, struct tracee *t, struct thread *th);
-    void *exit_stop_ctx;
-    /* Called at the entry of exit() (before any exit handler), with the
-     * calling thread stopped there and its registers: the leak scan at
-     * exit's moment (leak_glue.c).  NULL: none. */
-    void (*exit_call_hook)(void *ctx, struct tracee *t, struct thread *th,
-                           const struct arch_regs *regs);
-    void *exit_call_ctx;
-
-    /* Misuse (misuse.c): what was found, the freed-block history (--check
-     * only, else NULL), and who prints each error as it is found. */
+    /* Misuse (misuse.c): what was found, and the freed-block history
+     * (--check only, else NULL). */
     struct misuse_log errors;
     struct freed_history *freed;
-    void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
-    void *on_misuse_ctx;
 };
 
 /* threads.c */
 struct thread *thread_find(struct tracee *t, pid_t tid);
 struct thread *thread_add(struct tracee *t, pid_t tid, enum thread_state state);
 void thread_remove(struct tracee *t, pid_t tid);
-/* waitpid(tid, __WALL), retried on EINTR.  0, or -errno. */
-int thread_wait(pid_t tid, int *status);
 struct pending_call *thread_push_call(struct thread *th);
-/* A stop of job control (a group-stop), as opposed to one of ours. */
-bool is_job_control_stop(int sig);
+/* The process (thread group) thread tid belongs to; 0 when it is gone. */
+pid_t thread_group_of(pid_t tid);
 /* Lets a thread we hold stopped go on: a group-stopped one stays in its
  * job-control stop (PTRACE_LISTEN), any other continues with the signal
  * it was keeping.  Nothing for a thread not in THREAD_STOPPED. */
@@ -177,7 +181,9 @@ uint64_t scratch_trampoline(const struct tracee *t, uint64_t near);
 int scratch_reserve_slot(struct tracee *t, struct thread *th, uint64_t near, uint64_t *slot);
 /* Every slot reserved for module `near` is free again (it was unloaded). */
 void scratch_release_slots(struct tracee *t, uint64_t near);
-/* Runs one system call in the stopped thread th. */
+/* inject.c: runs one system call in the stopped thread th (at the first
+ * scratch page's gadget, or at th's PC before there is one).  0 with the
+ * call's raw result in *ret, or -errno (-ESRCH: the thread is gone). */
 int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t args[6], uint64_t *ret);
 
 #endif

@@ -1,16 +1,17 @@
 #include "target/tracer/world.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 
 #include "shared/xalloc.h"
 #include "target/tracer/engine.h"
 
 static void note_stopped(struct world_stop *ws, pid_t tid)
 {
+    for (unsigned i = 0; i < ws->nstopped; i++)
+        if (ws->stopped[i] == tid)
+            return;
     ws->stopped = xreallocarray(ws->stopped, ws->nstopped + 1, sizeof(*ws->stopped));
     ws->stopped[ws->nstopped++] = tid;
 }
@@ -34,32 +35,59 @@ static bool interrupt_running(struct tracee *t, struct world_stop *ws)
     return waiting;
 }
 
+/* A thread of t, known or not yet (its first stop before its creator's
+ * clone event). */
+static bool is_ours(struct tracee *t, const struct stop *st)
+{
+    if (thread_find(t, st->tid))
+        return true;
+    return st->kind != STOP_GONE && thread_group_of(st->tid) == t->pid;
+}
+
+/* The next stop for this world stop: one held back earlier for a thread
+ * of t first (it may be the very stop we wait for), then the kernel's. */
+static int next_stop(struct tracee *t, struct stop *st)
+{
+    for (unsigned i = 0; i < t->threads_cap; i++)
+        if (t->threads[i] && stop_take_held(t->threads[i]->tid, st))
+            return 1;
+    return stop_next(-1, STOP_FRESH, st);
+}
+
 int tracer_stop_world(struct tracee *t, struct world_stop *ws)
 {
     memset(ws, 0, sizeof(*ws));
     while (interrupt_running(t, ws)) {
-        int status;
-        pid_t tid = waitpid(-1, &status, __WALL);
-        if (tid < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
+        struct stop st;
+        int rc = next_stop(t, &st);
+        if (rc < 0)
+            return rc;
+        if (!is_ours(t, &st)) {
+            /* Another traced process's stop (-f): it waits, stopped, for
+             * the session's next drain; handling it here could start its
+             * own exit hook in the middle of this one. */
+            stop_hold(&st);
+            continue;
         }
-        struct thread *th = thread_find(t, tid);
-        int event = (status >> 16) & 0xff;
-        if (th && th->interrupt_requested && WIFSTOPPED(status) &&
-            (event == PTRACE_EVENT_STOP || event == PTRACE_EVENT_EXIT)) {
+        struct thread *th = thread_find(t, st.tid);
+        if (th && th->interrupt_requested &&
+            (st.kind == STOP_INTERRUPT || st.kind == STOP_GROUP || st.kind == STOP_EXIT)) {
             th->state = THREAD_STOPPED;
             th->interrupt_requested = false;
-            if (event == PTRACE_EVENT_EXIT)
+            if (st.kind == STOP_EXIT)
                 ws->nexiting++;
-            else if (is_job_control_stop(WSTOPSIG(status)))
+            else if (st.kind == STOP_GROUP)
                 th->group_stopped = true;
             continue;
         }
         /* Anything else (a trap of ours, a clone, a signal, a death) is
-         * the engine's business; the interrupt stays pending. */
-        tracer_handle_status(t, tid, status);
+         * the engine's business.  The kernel ends a pending interrupt at
+         * any trap (ptrace_stop clears JOBCTL_TRAP_STOP): a thread the
+         * engine lets run on is interrupted again. */
+        tracer_handle_stop(t, &st);
+        th = thread_find(t, st.tid);
+        if (th && th->state != THREAD_STOPPED)
+            th->interrupt_requested = false;
     }
     for (unsigned i = 0; i < ws->nstopped; i++) {
         struct thread *th = thread_find(t, ws->stopped[i]);

@@ -1,4 +1,4 @@
-#include "target/dwarf/cursor.h"
+#include "target/files/cursor.h"
 
 #include <string.h>
 

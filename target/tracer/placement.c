@@ -1,0 +1,121 @@
+/* Breakpoint placement: the intercepted functions of every new module and
+ * the dynamic linker's rendezvous. */
+#include "target/tracer/placement.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "shared/log.h"
+#include "target/tracer/modules.h"
+
+static bool name_placed(struct tracee *t, const char *name)
+{
+    for (unsigned i = 0; i < t->bps_cap; i++) {
+        const struct breakpoint *bp = &t->bps[i];
+        if (bp->addr && bp->fn && strcmp(bp->fn->name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int place_breakpoint(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
+                            const struct intercept_fn *fn)
+{
+    if (bp_find(t, addr))
+        return 0; /* an alias (mmap64 = mmap, memalign = aligned_alloc) */
+    uint8_t insn[ARCH_INSN_MAX];
+    size_t avail = target_mem_read_partial(&t->mem, ARCH_CODE_ADDR(addr), insn, sizeof(insn));
+    if (avail == 0)
+        return -EFAULT;
+    uint64_t slot = 0;
+    int rc = scratch_reserve_slot(t, th, m->start, &slot);
+    if (rc < 0) {
+        mt_warn("cannot map a scratch page in process %d: %s", (int)t->pid, strerror(-rc));
+        return rc;
+    }
+    struct displace_plan plan = arch_displace(insn, avail, addr, slot);
+    if (plan.kind == DISPLACE_UNSUPPORTED) {
+        mt_warn("%s in %s: its first instruction cannot be stepped over; not intercepted",
+                fn ? fn->name : "rendezvous", m->path);
+        return -ENOTSUP;
+    }
+    if (plan.kind == DISPLACE_OUT_OF_LINE &&
+        (rc = target_mem_write(&t->mem, slot, plan.slot_bytes, plan.slot_len)) < 0)
+        return rc;
+    struct breakpoint *bp = bp_add(t, addr);
+    bp->fn = fn;
+    bp->plan = plan;
+    bp->slot_addr = slot;
+    bp->module_start = m->start;
+    return bp_insert(t, bp);
+}
+
+static void place_intercepts(struct tracee *t, struct thread *th, struct module *m)
+{
+    /* The dynamic linker too: musl's is its libc, malloc and all (glibc's
+     * exports none of these names). */
+    if (m->intercepts_placed)
+        return;
+    unsigned placed = 0;
+    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        if (name_placed(t, fn->name))
+            continue;
+        uint64_t addr = module_export_addr(t->modules, m, fn->name);
+        if (addr && place_breakpoint(t, th, m, addr, fn) == 0)
+            placed++;
+    }
+    if (placed) {
+        m->intercepts_placed = true;
+        mt_info("%s: %u functions intercepted", m->path, placed);
+    } else if (module_is_static_executable(t->modules, m->start) && !m->dobj_load.tried) {
+        /* Said once: the lookup below marks the load tried. */
+        module_debug_object(t->modules, m);
+        mt_warn("%s: statically linked and stripped (no symbol table): allocation functions "
+                "cannot be found, nothing will be recorded", m->path);
+    }
+}
+
+static void place_rendezvous(struct tracee *t)
+{
+    if (t->rendezvous_addr)
+        return;
+    for (size_t i = 0; i < t->modules->count; i++) {
+        struct module *m = t->modules->mods[i];
+        if (!m->is_interp)
+            continue;
+        uint64_t addr = module_export_addr(t->modules, m, "_dl_debug_state");
+        if (!addr)
+            continue;
+        /* The rendezvous function is empty: its breakpoint returns at once
+         * and needs no slot. */
+        struct breakpoint *bp = bp_add(t, addr);
+        bp->fn = NULL;
+        bp->plan.kind = DISPLACE_EMULATE;
+        bp->module_start = m->start;
+        if (bp_insert(t, bp) == 0)
+            t->rendezvous_addr = addr;
+        return;
+    }
+}
+
+static void module_gone(void *ctx, struct module *m)
+{
+    struct tracee *t = ctx;
+    bp_forget_module(t, m->start);
+    if (t->rendezvous_addr >= m->start && t->rendezvous_addr < m->end)
+        t->rendezvous_addr = 0;
+}
+
+/* New modules (at attach, exec, and every dynamic-linker rendezvous):
+ * the executable first, so that a program's own malloc wins as the dynamic
+ * linker's symbol lookup would have it. */
+void scan_modules(struct tracee *t, struct thread *th)
+{
+    module_map_refresh(t->modules, module_gone, t);
+    place_rendezvous(t);
+    for (size_t i = 0; i < t->modules->count; i++)
+        if (t->modules->mods[i]->is_main)
+            place_intercepts(t, th, t->modules->mods[i]);
+    for (size_t i = 0; i < t->modules->count; i++)
+        place_intercepts(t, th, t->modules->mods[i]);
+}
