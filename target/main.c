@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shared/log.h"
+#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
@@ -50,6 +51,9 @@ static void usage(FILE *out)
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
           "                         exit (implies -a)\n"
           "      --suppressions FILE  leak suppressions (LeakSanitizer's leak:PATTERN)\n"
+          "      --engine ENGINE    ptrace (breakpoints, the default) or agent (an\n"
+          "                         agent injected into the process records calls in\n"
+          "                         shared memory; x86_64); also $MEMTRACE_ENGINE\n"
           "  -q, --quiet            no progress messages\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
@@ -60,7 +64,8 @@ static void usage(FILE *out)
           out);
 }
 
-enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK };
+enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
+       OPT_ENGINE };
 
 struct cli {
     pid_t pid;
@@ -72,6 +77,7 @@ struct cli {
     bool addr2line;
     bool check;
     bool follow_fork;
+    const char *engine;     /* --engine, else $MEMTRACE_ENGINE, else ptrace */
     const char *connect;
     const char *listen;
     bool mdns;
@@ -111,6 +117,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"autoscan", no_argument, NULL, 'a'},
         {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"engine", required_argument, NULL, OPT_ENGINE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -165,6 +172,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             cli->leak.exitcode = (int)v;
             break;
         case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
+        case OPT_ENGINE: cli->engine = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memtrace %s (%s)\n", MEMTRACE_VERSION, ARCH_NAME); exit(0);
         default: usage(stderr); return -1;
@@ -174,6 +182,23 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         mt_error("-c, -l and -m are alternatives: give one");
         return -1;
     }
+    return 0;
+}
+
+/* --engine, else $MEMTRACE_ENGINE (how the tests run both engines). */
+static int select_engine(const struct cli *cli, struct tracer_options *topts)
+{
+    const char *name = cli->engine ? cli->engine : getenv("MEMTRACE_ENGINE");
+    enum tracer_engine e = ENGINE_PTRACE;
+    if (name && *name && !agent_parse_engine(name, &e)) {
+        mt_error("--engine: agent or ptrace, not %s", name);
+        return -1;
+    }
+    if (e == ENGINE_AGENT && cli->follow_fork) {
+        mt_warn("agent engine: -f (following forks) is not supported yet; using breakpoints");
+        e = ENGINE_PTRACE;
+    }
+    topts->engine = (int)e;
     return 0;
 }
 
@@ -263,6 +288,8 @@ int main(int argc, char **argv)
 
     struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
                                     .follow_fork = cli.follow_fork};
+    if (select_engine(&cli, &topts) < 0)
+        return 1;
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;

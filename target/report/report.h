@@ -64,6 +64,7 @@ struct report_source {
     const struct report_leaks *leaks;   /* a leak scan's result, or NULL */
     const struct misuse_log *errors; /* JSON "errors"; NULL: none */
     const struct report_family *family; /* -f; NULL: a process alone */
+    const char *engine;             /* "ptrace" / "agent"; NULL: not said */
 };
 
 /* What a report of one of several traced processes adds (JSON only): the

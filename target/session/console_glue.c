@@ -2,13 +2,29 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/session/session.h"
 
 static struct heap_books *glue_books(void *ctx)
 {
     struct session *s = ctx;
+    if (!s->tracee->exited)
+        agent_drain(s->tracee, false); /* agent engine: books up to date */
     return s->tracee->books;
+}
+
+/* status: the engine in use (and the agent's ring waits). */
+static void glue_engine(void *ctx, FILE *out)
+{
+    struct session *s = ctx;
+    struct agent_stats st;
+    fprintf(out, "    engine: %s", agent_engine_name(s->tracee));
+    if (agent_get_stats(s->tracee, &st))
+        fprintf(out, " (%llu functions patched, %llu calls, ring waits: %llu, unrecorded: %llu)",
+                (unsigned long long)st.patched, (unsigned long long)st.calls,
+                (unsigned long long)st.waits, (unsigned long long)st.lost);
+    fputc('\n', out);
 }
 
 static const struct stack_table *glue_stacks(void *ctx)
@@ -51,6 +67,7 @@ static const struct console_ops session_console_ops = {
     .stacks = glue_stacks,
     .resolve = session_resolve,
     .thread_count = glue_thread_count,
+    .engine = glue_engine,
     .target = glue_target,
     .scan = glue_scan,
     .quit = glue_quit,
@@ -73,6 +90,7 @@ struct report_source session_report_source(struct session *s)
         .resolve_ctx = s,
         .pid = s->tracee->pid,
         .program = s->tracee->program,
+        .engine = agent_engine_name(s->tracee),
     };
 }
 

@@ -25,6 +25,12 @@ void stack_window_init(struct stack_window *w, struct tracee *t, uint64_t sp)
 int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t len)
 {
     struct tracee *t = w->t;
+    /* agent engine: the stack as the call saw it, copied by the agent */
+    if (t->snap && addr >= t->snap_base && addr - t->snap_base <= t->snap_len &&
+        len <= t->snap_len - (addr - t->snap_base)) {
+        memcpy(buf, t->snap + (addr - t->snap_base), len);
+        return 0;
+    }
     if (!w->loaded) {
         if (!t->stack_window)
             t->stack_window = xmalloc(STACK_WINDOW);

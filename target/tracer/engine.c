@@ -14,6 +14,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/agent/agent.h"
 #include "target/dwarf/cfi.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
@@ -102,7 +103,11 @@ static void place_intercepts(struct tracee *t, struct thread *th, struct module 
     if (m->intercepts_placed)
         return;
     unsigned placed = 0;
-    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+    /* agent engine: trampolines instead of breakpoints (target/agent) */
+    unsigned refused = 0;
+    if (t->agent)
+        placed = agent_patch_module(t, th, m, &refused);
+    for (const struct intercept_fn *fn = intercept_table(); fn->name && !t->agent; fn++) {
         if (name_placed(t, fn->name))
             continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
@@ -146,6 +151,7 @@ static void place_rendezvous(struct tracee *t)
 static void module_gone(void *ctx, struct module *m)
 {
     struct tracee *t = ctx;
+    agent_module_gone(t, m->start);
     bp_forget_module(t, m->start);
     if (t->rendezvous_addr >= m->start && t->rendezvous_addr < m->end)
         t->rendezvous_addr = 0;
@@ -158,6 +164,16 @@ static void scan_modules(struct tracee *t, struct thread *th)
 {
     module_map_refresh(t->modules, module_gone, t);
     place_rendezvous(t);
+    /* agent engine: injected once per address space, where every thread
+     * is stopped (attach, exec); else breakpoints, said in one line */
+    if (t->opts.engine == ENGINE_AGENT && !t->agent && !t->agent_refused) {
+        char why[256];
+        if (agent_start(t, th, why, sizeof(why)) < 0) {
+            t->agent_refused = true;
+            mt_warn("agent engine unavailable in process %d: %s; using breakpoints", (int)t->pid,
+                    why);
+        }
+    }
     for (size_t i = 0; i < t->modules->count; i++)
         if (t->modules->mods[i]->is_main)
             place_intercepts(t, th, t->modules->mods[i]);
@@ -207,6 +223,8 @@ static void reset_address_space(struct tracee *t)
     t->scratch_count = t->scratch_cap = 0;
     return_sites_free(t);
     t->rendezvous_addr = 0;
+    agent_forget(t); /* agent engine: gone with the old image */
+    t->agent_refused = false;
     guardian_forget_all(t->pid); /* reliability: nothing of the old image to restore */
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
@@ -313,6 +331,11 @@ static void handle_event(struct tracee *t, struct thread *th, int event, int sig
         }
         break;
     case PTRACE_EVENT_EXIT:
+        /* agent engine: the books complete before anyone reads them */
+        if (t->agent) {
+            agent_thread_exit(t, th->tid);
+            agent_drain(t, th->tid == t->pid);
+        }
         /* The leak scan at exit (target/leak): memory is still there. */
         if (t->exit_stop_hook)
             t->exit_stop_hook(t->exit_stop_ctx, t, th);
@@ -344,6 +367,7 @@ void tracer_handle_status(struct tracee *t, pid_t tid, int status)
     struct thread *th = thread_find(t, tid);
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
         if (tid == t->pid) {
+            agent_drain(t, true); /* agent engine: every thread is gone */
             t->exited = true;
             t->exit_status = status;
         }
@@ -673,6 +697,7 @@ void tracer_detach(struct tracee *t)
         thread_foreach(t, settle_thread, NULL);
     } while (t->threads_count > before);
     thread_foreach(t, restore_returns, NULL);
+    agent_stop(t); /* agent engine: patches out, agent unmapped */
     bp_foreach(t, remove_bp, NULL);
     thread_foreach(t, detach_thread, NULL);
 }
@@ -692,6 +717,7 @@ void tracer_free(struct tracee *t)
     free(t->bps);
     free(t->scratch);
     return_sites_free(t);
+    agent_free(t);
     module_map_destroy(t->modules);
     free(t->modules);
     heap_books_free(t->books);

@@ -15,6 +15,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/agent/agent.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
@@ -48,6 +49,7 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
                 target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE);
         }
         target_mem_close(&cm);
+        agent_release_child(t, child); /* agent engine: patches out, agent off */
     }
     ptrace(PTRACE_DETACH, child, NULL, NULL);
 }

@@ -20,6 +20,7 @@ struct file_locator;
 struct return_sites;
 struct freed_history;
 struct family;
+struct agent_engine;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -80,6 +81,7 @@ struct scratch_page {
 
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
+    int engine;              /* enum tracer_engine (target/agent/agent.h) */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
 };
@@ -124,6 +126,16 @@ struct tracee {
 
     /* Misuse (misuse.c): what was found, the freed-block history (--check
      * only, else NULL), and who prints each error as it is found. */
+    /* The agent engine (target/agent): NULL while breakpoints intercept.
+     * While a recorded call is replayed, stack reads at snap_base come
+     * from its stack copy (capture.c). */
+    struct agent_engine *agent;
+    bool agent_refused;
+    bool agent_used;         /* the agent recorded this process (reports say so) */
+    const uint8_t *snap;
+    uint64_t snap_base;
+    size_t snap_len;
+
     struct misuse_log errors;
     struct freed_history *freed;
     void (*on_misuse)(void *ctx, struct tracee *t, const struct misuse_error *e);
