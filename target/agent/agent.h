@@ -72,6 +72,10 @@ struct agent_stats {
 };
 bool agent_get_stats(const struct tracee *t, struct agent_stats *out);
 
+/* The agent's own memory in the target (its image, the shared region):
+ * up to 2 ranges, which the leak scan does not take for roots. */
+unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2]);
+
 void agent_free(struct tracee *t);
 
 /* agent_ring.c: the decoder of one ring (untrusted: the target writes it),

@@ -104,7 +104,8 @@ struct agent_ctl {
 
 /* A record in a ring; never wraps (a pad record fills the end instead). */
 struct agent_rec {
-    uint64_t pos;        /* its ring position, stored last: the commit */
+    uint64_t pos;        /* its ring position + 1, stored last: the commit (zeroed
+                          * memory is never a committed record) */
     uint32_t len;        /* whole record, multiple of 8 */
     uint16_t kind;
     uint16_t fn;         /* index into agent_data.fns */

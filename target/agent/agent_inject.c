@@ -232,8 +232,6 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
      * pidfd tells the agent too, at its next full ring). */
     guardian_note_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state),
                          AGENT_GONE, AGENT_ACTIVE, 4);
-    mt_info("agent engine: agent at 0x%llx, shared region at 0x%llx", (unsigned long long)a->image,
-            (unsigned long long)a->shared);
     return 0;
 fail:
     undo_start(t, th, a, memfd, pidfd, pipe_w);
@@ -507,6 +505,18 @@ void agent_release_child(struct tracee *t, int child_pid)
     target_mem_write(&cm, a->image + a->hdr.data_off + offsetof(struct agent_data, state), &off,
                      sizeof(off));
     target_mem_close(&cm);
+}
+
+unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2])
+{
+    const struct agent_engine *a = t->agent;
+    if (!a)
+        return 0;
+    lo[0] = a->image;
+    len[0] = a->hdr.total_size;
+    lo[1] = a->shared;
+    len[1] = AGENT_SHARED_SIZE;
+    return 2;
 }
 
 void agent_free(struct tracee *t)

@@ -30,7 +30,7 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
         uint64_t pos;
         memcpy(&pos, ring + off, sizeof(pos));
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (pos != tail) {
+        if (pos != tail + 1) {
             *next_tail = tail;
             return 0;
         }

@@ -162,6 +162,7 @@ static void module_gone(void *ctx, struct module *m)
  * linker's symbol lookup would have it. */
 static void scan_modules(struct tracee *t, struct thread *th)
 {
+    agent_drain(t, false); /* agent engine: replayed while their modules are there */
     module_map_refresh(t->modules, module_gone, t);
     place_rendezvous(t);
     /* agent engine: injected once per address space, where every thread

@@ -239,7 +239,7 @@ static struct agent_rec *ring_reserve(struct agent_ctl *ctl, struct agent_slot *
         struct agent_rec *p = (struct agent_rec *)(base + off);
         p->len = (uint32_t)pad;
         p->kind = AGENT_REC_PAD;
-        __atomic_store_n(&p->pos, s->reserve, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->pos, s->reserve + 1, __ATOMIC_RELEASE);
         s->reserve += pad;
     }
     return (struct agent_rec *)(base + s->reserve % AGENT_RING_SIZE);
@@ -299,7 +299,7 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
     r->r15 = f->r15;
     uint64_t pos = s->reserve;
     s->reserve += r->len;
-    __atomic_store_n(&r->pos, pos, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->pos, pos + 1, __ATOMIC_RELEASE);
 }
 
 __attribute__((visibility("hidden"), used)) void agent_enter(struct agent_frame *f);
