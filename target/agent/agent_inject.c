@@ -8,6 +8,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shared/log.h"
@@ -16,6 +17,7 @@
 #include "target/tracer/guardian.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/tracee.h"
+#include "target/tracer/world.h"
 
 #if defined(__x86_64__)
 #include "arch/x86_patch.h"
@@ -123,6 +125,8 @@ static void undo_start(struct tracee *t, struct thread *th, struct agent_engine 
         target_call(t, th, SYS_close, (uint64_t)pidfd, 0, 0, 0, 0, 0);
     if (pipe_w >= 0)
         target_call(t, th, SYS_close, (uint64_t)pipe_w, 0, 0, 0, 0, 0);
+    if (a->target_doorbell_r >= 0)
+        target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
     if (a->map)
         munmap(a->map, AGENT_SHARED_SIZE);
     if (a->doorbell_fd >= 0)
@@ -144,6 +148,7 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     struct agent_engine *a = xcalloc(1, sizeof(*a));
     a->doorbell_fd = -1;
     a->target_doorbell_fd = -1;
+    a->target_doorbell_r = -1;
     read_header(&a->hdr);
     int64_t memfd = -1, pidfd = -1, pipe_w = -1, pipe_r = -1;
     uint64_t scratch = stack_scratch(th);
@@ -192,7 +197,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
             pipe_r = fds[0];
             pipe_w = fds[1];
             a->doorbell_fd = open_target_fd(t->pid, pipe_r, O_RDONLY | O_NONBLOCK);
-            target_call(t, th, SYS_close, (uint64_t)pipe_r, 0, 0, 0, 0, 0);
+            /* The target keeps its read end: a dead tracer's closed end
+             * must never make the agent's write raise SIGPIPE. */
+            a->target_doorbell_r = (int)pipe_r;
         }
     }
     /* The tracer's death: a pidfd of ours turns readable. */
@@ -467,11 +474,27 @@ void agent_stop(struct tracee *t)
         p->active = false;
     }
     struct thread *th = any_stopped(t);
+    /* A thread inside the agent (waiting for room in its ring, or in a
+     * call the agent made) leaves it by itself now that the agent is off
+     * and no function leads into it: let the threads run a moment. */
+    for (int tries = 0; th && agent_busy(t) && tries < 20; tries++) {
+        for (unsigned i = 0; i < t->threads_cap; i++)
+            if (t->threads[i])
+                thread_resume_stopped(t->threads[i]);
+        struct timespec pause = {0, 2000000L << (tries < 5 ? tries : 5)};
+        nanosleep(&pause, NULL);
+        struct world_stop ws;
+        tracer_stop_world(t, &ws);
+        free(ws.stopped);
+        th = any_stopped(t);
+    }
     if (th && !agent_busy(t)) {
         if (a->data.tracer_pidfd >= 0)
             target_call(t, th, SYS_close, (uint64_t)a->data.tracer_pidfd, 0, 0, 0, 0, 0);
         if (a->target_doorbell_fd >= 0)
             target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_fd, 0, 0, 0, 0, 0);
+        if (a->target_doorbell_r >= 0)
+            target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
         target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
         target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
         mt_info("agent engine: %u patches removed, agent unmapped", undone);

@@ -28,6 +28,7 @@ struct agent_engine {
     struct agent_data data;     /* the tracer's copy of the agent's data page */
     int doorbell_fd;            /* read end of the target's pipe; -1: none */
     int target_doorbell_fd;     /* the target's write end */
+    int target_doorbell_r;      /* the target's read end, kept open */
     struct agent_patch patches[AGENT_MAX_FNS];
     unsigned npatches;
     uint64_t tails[AGENT_SLOTS];/* consumed positions: the tracer's own */

@@ -78,8 +78,6 @@ static void put_status(struct console *c, const struct heap_totals *t)
         fputs("    mapped: 0 bytes in 0 regions\n", c->out);
     if (c->ops.thread_count)
         fprintf(c->out, "    traced threads: %u\n", c->ops.thread_count(c->ctx));
-    if (c->ops.engine)
-        c->ops.engine(c->ctx, c->out);
 }
 
 void cmd_status(struct console *c, const struct tokens *t)
@@ -89,6 +87,8 @@ void cmd_status(struct console *c, const struct tokens *t)
     struct heap_totals tot;
     heap_get_totals(c->ops.books(c->ctx), &tot);
     put_status(c, &tot);
+    if (c->ops.engine)
+        c->ops.engine(c->ctx, c->out);
 }
 
 void console_reset_baseline(struct console *c)

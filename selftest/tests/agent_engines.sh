@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The agent engine (--engine=agent, target/agent) against the breakpoint
+# engine, which the other tests check against valgrind and gdb: for the same
+# programs the two give the same HEAP SUMMARY and the same stacks (every
+# stack with blocks in use, frame by frame as module+offset, with its
+# bytes, blocks and allocation count).  Then the engine is named where it
+# should be (JSON "engine", the console's status), and a program the agent
+# was detached from (quit) runs on unpatched.
+set -u
+. "$MT_ROOT/selftest/tests/lib.bash"
+cd "$MT_TMP"
+[ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
+grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+D="$MT_ROOT/selftest/tests/data"
+g++ -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
+gcc -g -O2 -fomit-frame-pointer -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
+gcc -g -O2 -fomit-frame-pointer -o stacks_O2 "$D/stacks_main.c" -L. -lstacks || fail "build main"
+
+stacks_of() { # JSON -> one line per stack, sorted; the summary first
+    python3 - "$1" <<'PY'
+import json, os, sys
+h = json.load(open(sys.argv[1]))
+print('summary', *(h['heap'][k] for k in ('allocs', 'frees', 'bytes_allocated', 'in_use_bytes', 'in_use_blocks')))
+rows = []
+for s in h['stacks']:
+    frames = ' '.join('%s+%s' % (os.path.basename(f.get('module', '?')), f.get('offset', f['pc'])) for f in s['frames'])
+    rows.append('%d %d %d %s' % (s['bytes'], s['blocks'], s['allocs'], frames))
+print('\n'.join(sorted(rows)))
+PY
+}
+
+compare() { # NAME ARGS...
+    local name=$1; shift
+    LD_LIBRARY_PATH=. "$MEMTRACE" -q -d 40 -j --engine=ptrace -o "$name.ptrace.json" "$@" > /dev/null ||
+        fail "$name: memtrace --engine=ptrace failed"
+    LD_LIBRARY_PATH=. "$MEMTRACE" -q -d 40 -j --engine=agent -o "$name.agent.json" "$@" > /dev/null 2> "$name.err" ||
+        fail "$name: memtrace --engine=agent failed: $(cat "$name.err")"
+    [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$name.agent.json")" = agent ] ||
+        fail "$name: the agent engine was not used: $(cat "$name.err")"
+    stacks_of "$name.ptrace.json" > "$name.ptrace.txt"
+    stacks_of "$name.agent.json" > "$name.agent.txt"
+    diff "$name.ptrace.txt" "$name.agent.txt" > "$name.diff" ||
+        fail "$name: the engines differ (< ptrace, > agent):
+$(head -20 "$name.diff")"
+    echo "$name: $(head -1 "$name.agent.txt"), $(($(wc -l < "$name.agent.txt") - 1)) stacks, the same"
+}
+
+compare alloc_mix "$MT_PROGS/alloc_mix"
+compare unwind_shapes "$MT_PROGS/unwind_shapes"
+compare intercept_cxx "$MT_PROGS/intercept_cxx"
+compare leak_kinds "$MT_PROGS/leak_kinds"
+compare stacks_O2 ./stacks_O2
+compare stacks_cxx ./stacks_cxx
+compare counts "$MT_PROGS/intercept_counts"
+
+# The console names the engine; quit detaches and the program runs on.
+"$MT_PROGS/mt_churn" 4 400000 > churn.out &
+pid=$!
+console_open console.out --engine=agent -p $pid
+console_cmd status
+echo "$CONSOLE_REPLY" | grep -q "engine: agent (.*functions patched" || fail "status does not name the agent: $CONSOLE_REPLY"
+echo "$CONSOLE_REPLY" | grep -E "^ *engine:"
+printf 'quit\n' >&3
+exec 3>&-
+wait $CONSOLE_PID || fail "memtrace failed: $(cat console.out.err)"
+grep -q "agent unmapped" console.out.err || fail "the agent was not unmapped at detach: $(cat console.out.err)"
+grep -q memtrace-agent /proc/$pid/maps 2>/dev/null && fail "the shared region is still mapped after detach"
+wait $pid || fail "mt_churn failed after the detach"
+expected=$("$MT_PROGS/mt_churn" 4 400000)
+[ "$(cat churn.out)" = "$expected" ] || fail "mt_churn's output changed under the agent"
+exit 0
