@@ -88,6 +88,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 # The in-process agent (target/agent/payload/): freestanding, position
 # independent, linked into a flat image that memtrace embeds as a byte array
 # (an empty one where the CPU has no agent).
+AGENT_CC ?= gcc
 AGENT_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
     -fno-builtin -nostdlib -mgeneral-regs-only -mfsgsbase -fno-asynchronous-unwind-tables \
     -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
@@ -143,7 +144,7 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB)
 ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
 $(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent.ld target/agent/agent_abi.h
 	@mkdir -p $(dir $@)
-	$(CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
+	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	objcopy -O binary $(BUILD)/agent/agent.elf $@
 else
@@ -236,6 +237,7 @@ demo: deps all $(BUILD)/selftest/demo
 
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
+	bench/agent-bench.sh $(BUILD)
 
 FUZZ_SECONDS ?= 60
 fuzz:

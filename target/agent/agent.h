@@ -79,13 +79,14 @@ unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2
 void agent_free(struct tracee *t);
 
 /* agent_ring.c: the decoder of one ring (untrusted: the target writes it),
- * for the tracer and the fuzzer.  ring holds ring_size bytes; the record
- * committed at position tail (pad records skipped) is copied into copy and
- * checked: 1 with *rec (in copy, its stack right after it) and *next_tail;
- * 0 when nothing is committed there yet; -1 when the ring is malformed. */
+ * for the tracer and the fuzzer.  ring holds ring_size bytes; the header of
+ * the record committed at position tail (pad records skipped) is copied
+ * into *copy and checked: 1 with *stack (its stack_len bytes, inside the
+ * ring: perf, the copy is not copied again; the target may still change
+ * them, but never their place or length) and *next_tail; 0 when nothing is
+ * committed there yet (*next_tail past the pads); -1 when malformed. */
 struct agent_rec;
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
-                    uint8_t *copy, size_t copy_size, uint64_t *next_tail,
-                    const struct agent_rec **rec);
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
 
 #endif

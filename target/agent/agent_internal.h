@@ -34,7 +34,8 @@ struct agent_engine {
     uint64_t tails[AGENT_SLOTS];/* consumed positions: the tracer's own */
     bool broken[AGENT_SLOTS];   /* a malformed ring is read no more */
     bool stack_known[AGENT_SLOTS];
-    uint8_t *head[AGENT_SLOTS]; /* the next record of each ring, copied */
+    struct agent_rec head[AGENT_SLOTS]; /* the next record of each ring, copied */
+    const uint8_t *head_stack_bytes[AGENT_SLOTS]; /* its stack, in the ring */
     const struct agent_rec *head_rec[AGENT_SLOTS];
     uint64_t head_next[AGENT_SLOTS];
     unsigned head_part[AGENT_SLOTS]; /* realloc: 0 its release, 1 its allocation */

@@ -20,8 +20,7 @@
 #include "target/tracer/tracee.h"
 
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
-                    uint8_t *copy, size_t copy_size, uint64_t *next_tail,
-                    const struct agent_rec **rec)
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail)
 {
     for (int pads = 0; pads < 2; pads++) {
         uint64_t off = tail % ring_size;
@@ -47,17 +46,16 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
             tail += len;
             continue;
         }
-        if (kind != AGENT_REC_CALL || len < sizeof(struct agent_rec) || len > copy_size)
+        if (kind != AGENT_REC_CALL || len < sizeof(struct agent_rec))
             return -1;
-        memcpy(copy, ring + off, len);
-        struct agent_rec *r = (struct agent_rec *)copy;
+        memcpy(copy, ring + off, sizeof(*copy));
         /* Checked on the copy: the target cannot change it any more. */
-        if (r->len != len || r->kind != AGENT_REC_CALL || r->fn >= nfns ||
-            r->stack_len > AGENT_STACK_MAX ||
-            sizeof(*r) + ((uint64_t)r->stack_len + 7) / 8 * 8 != len)
+        if (copy->len != len || copy->kind != AGENT_REC_CALL || copy->fn >= nfns ||
+            copy->stack_len > AGENT_STACK_MAX ||
+            sizeof(*copy) + ((uint64_t)copy->stack_len + 7) / 8 * 8 != len)
             return -1;
+        *stack = ring + off + sizeof(*copy);
         *next_tail = tail + len;
-        *rec = r;
         return 1;
     }
     return -1;
@@ -65,8 +63,6 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
 
 void agent_ring_free(struct agent_engine *a)
 {
-    for (unsigned i = 0; i < AGENT_SLOTS; i++)
-        free(a->head[i]);
     free(a->dummy);
 }
 
@@ -131,7 +127,7 @@ static void replay(struct tracee *t, unsigned s)
 {
     struct agent_engine *a = t->agent;
     const struct agent_rec *r = a->head_rec[s];
-    const uint8_t *stack = (const uint8_t *)(r + 1);
+    const uint8_t *stack = a->head_stack_bytes[s];
     const struct agent_patch *p = &a->patches[r->fn];
     const struct intercept_fn *fn = p->fn;
     struct thread *th = thread_find(t, r->tid);
@@ -217,12 +213,11 @@ static bool fetch_head(struct tracee *t, unsigned s)
         return true;
     if (a->broken[s])
         return false;
-    if (!a->head[s])
-        a->head[s] = xmalloc(sizeof(struct agent_rec) + AGENT_STACK_MAX);
     const uint8_t *ring = a->map + AGENT_CTL_SIZE + (uint64_t)s * AGENT_RING_SIZE;
-    int rc = agent_ring_next(ring, AGENT_RING_SIZE, a->tails[s], a->npatches, a->head[s],
-                             sizeof(struct agent_rec) + AGENT_STACK_MAX, &a->head_next[s],
-                             &a->head_rec[s]);
+    int rc = agent_ring_next(ring, AGENT_RING_SIZE, a->tails[s], a->npatches, &a->head[s],
+                             &a->head_stack_bytes[s], &a->head_next[s]);
+    if (rc == 1)
+        a->head_rec[s] = &a->head[s];
     if (rc < 0) {
         a->broken[s] = true;
         a->head_rec[s] = NULL;
@@ -252,9 +247,6 @@ static void consume_head(struct tracee *t, unsigned s)
     a->tails[s] = a->head_next[s];
     a->head_rec[s] = NULL;
     __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
-    __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
-        syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 unsigned agent_drain(struct tracee *t, bool force)
@@ -306,14 +298,16 @@ unsigned agent_drain(struct tracee *t, bool force)
         consume_head(t, s);
         n++;
     }
-    /* Pads consumed while looking: their room is free again too. */
+    /* The room made (pads skipped while looking included), and one wake-up
+     * per waiting thread. */
     for (unsigned i = 0; i < nactive; i++) {
         unsigned s = active[i];
         struct agent_slot *slot = &ctl->slots[s];
-        if (!a->head_rec[s] && __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) != a->tails[s]) {
+        if (__atomic_load_n(&slot->tail, __ATOMIC_RELAXED) != a->tails[s] && !a->head_rec[s])
             __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
-            __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
-        }
+        __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
     }
     a->calls += n;
     a->last_drain_busy = n > 0;

@@ -192,15 +192,16 @@ static int tracer_gone(void)
     return 0;
 }
 
-/* Room for need bytes in s's ring: waits (futex) while the ring is full.
- * 0, or -1 when the tracer is gone. */
+/* Room for need bytes in s's ring: waits (futex) while the ring is full,
+ * and then until it is half empty (one wake-up per half ring, not one per
+ * record).  0, or -1 when the tracer is gone. */
 static int ring_room(struct agent_slot *s, uint64_t need)
 {
     int counted = 0;
     for (;;) {
         uint32_t seq = __atomic_load_n(&s->tail_seq, __ATOMIC_ACQUIRE);
         uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-        if (s->reserve + need - tail <= AGENT_RING_SIZE)
+        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 2 : AGENT_RING_SIZE))
             return 0;
         if (!counted) {
             s->waits++;
