@@ -3,7 +3,9 @@
 # engine, which the other tests check against valgrind and gdb: for the same
 # programs the two give the same HEAP SUMMARY and the same stacks (every
 # stack with blocks in use, frame by frame as module+offset, with its
-# bytes, blocks and allocation count).  Then the engine is named where it
+# bytes, blocks and allocation count).  The agent runs twice: unwinding in
+# the target with the rows the tracer compiled (the default), and with raw
+# stack copies only (MEMTRACE_AGENT_ROWS=0), which the tracer unwinds.  Then the engine is named where it
 # should be (JSON "engine", the console's status), and a program the agent
 # was detached from (quit) runs on unpatched.
 set -u
@@ -33,16 +35,19 @@ compare() { # NAME ARGS...
     local name=$1; shift
     LD_LIBRARY_PATH=. "$MEMTRACE" -q -d 40 -j --engine=ptrace -o "$name.ptrace.json" "$@" > /dev/null ||
         fail "$name: memtrace --engine=ptrace failed"
-    LD_LIBRARY_PATH=. "$MEMTRACE" -q -d 40 -j --engine=agent -o "$name.agent.json" "$@" > /dev/null 2> "$name.err" ||
-        fail "$name: memtrace --engine=agent failed: $(cat "$name.err")"
-    [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$name.agent.json")" = agent ] ||
-        fail "$name: the agent engine was not used: $(cat "$name.err")"
     stacks_of "$name.ptrace.json" > "$name.ptrace.txt"
-    stacks_of "$name.agent.json" > "$name.agent.txt"
-    diff "$name.ptrace.txt" "$name.agent.txt" > "$name.diff" ||
-        fail "$name: the engines differ (< ptrace, > agent):
+    for rows in 1 0; do
+        LD_LIBRARY_PATH=. MEMTRACE_AGENT_ROWS=$rows "$MEMTRACE" -q -d 40 -j --engine=agent \
+            -o "$name.agent$rows.json" "$@" > /dev/null 2> "$name.err" ||
+            fail "$name: memtrace --engine=agent failed: $(cat "$name.err")"
+        [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$name.agent$rows.json")" = agent ] ||
+            fail "$name: the agent engine was not used: $(cat "$name.err")"
+        stacks_of "$name.agent$rows.json" > "$name.agent$rows.txt"
+        diff "$name.ptrace.txt" "$name.agent$rows.txt" > "$name.diff" ||
+            fail "$name: the engines differ (< ptrace, > agent, rows $rows):
 $(head -20 "$name.diff")"
-    echo "$name: $(head -1 "$name.agent.txt"), $(($(wc -l < "$name.agent.txt") - 1)) stacks, the same"
+    done
+    echo "$name: $(head -1 "$name.agent1.txt"), $(($(wc -l < "$name.agent1.txt") - 1)) stacks, the same three ways"
 }
 
 compare alloc_mix "$MT_PROGS/alloc_mix"
@@ -52,14 +57,20 @@ compare leak_kinds "$MT_PROGS/leak_kinds"
 compare stacks_O2 ./stacks_O2
 compare stacks_cxx ./stacks_cxx
 compare counts "$MT_PROGS/intercept_counts"
+# Many calls from the same frames: after the first, stacks come unwound
+# from the target (the status line below counts them).
+compare allocbench_4thr "$MT_BENCH_BIN" 2000 12 4
 
 # The console names the engine; quit detaches and the program runs on.
 "$MT_PROGS/mt_churn" 4 400000 > churn.out &
 pid=$!
 console_open console.out --engine=agent -p $pid
+sleep 1
 console_cmd status
 echo "$CONSOLE_REPLY" | grep -q "engine: agent (.*functions patched" || fail "status does not name the agent: $CONSOLE_REPLY"
 echo "$CONSOLE_REPLY" | grep -E "^ *engine:"
+echo "$CONSOLE_REPLY" | grep -Eq "stacks unwound in the target: [1-9]" ||
+    fail "no stack was unwound in the target: $CONSOLE_REPLY"
 printf 'quit\n' >&3
 exec 3>&-
 wait $CONSOLE_PID || fail "memtrace failed: $(cat console.out.err)"

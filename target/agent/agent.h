@@ -40,6 +40,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
  * many were placed; *refused gets how many could not be patched. */
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
                             unsigned *refused);
+/* The module map changed (a rendezvous): the unwind rows the agent uses are
+ * forgotten (a pc with no module may have one now). */
+void agent_rows_clear(struct tracee *t);
 /* The module at module_start was unmapped: its patches are gone with it. */
 void agent_module_gone(struct tracee *t, uint64_t module_start);
 
@@ -69,6 +72,7 @@ void agent_release_child(struct tracee *t, int child_pid);
 /* For status: ring waits, calls replayed, calls not recorded. */
 struct agent_stats {
     uint64_t waits, calls, lost, patched;
+    uint64_t unwound_in_target, raw_stacks;  /* calls whose stack came each way */
 };
 bool agent_get_stats(const struct tracee *t, struct agent_stats *out);
 

@@ -26,7 +26,39 @@
 #define AGENT_RING_SIZE (512u * 1024u)
 #define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
 #define AGENT_CTL_SIZE 65536u
-#define AGENT_SHARED_SIZE ((uint64_t)AGENT_CTL_SIZE + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
+#define AGENT_ROWS 65536u /* the unwind rows the tracer compiled (struct agent_row) */
+#define AGENT_ROWS_OFF AGENT_CTL_SIZE
+#define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
+#define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
+
+/* One CFI row in the form the agent unwinds with (x86_64): keyed by the pc
+ * looked up (the entry for frame 0, return address - 1 above it), written
+ * by the tracer (val first, then key), read by the agent.  val packs:
+ *   bits 0-31  CFA offset (signed), from rsp or (bit 60) rbp
+ *   bits 32-47 where rbp was saved, CFA-relative (signed); 0x8000: unchanged
+ *   bits 48-55 where the return address is, CFA-relative (signed)
+ *   bits 56-59 kind: AGENT_ROW_STEP, or AGENT_ROW_STOP (no CFI: the
+ *              unwind ends here) or AGENT_ROW_OUTERMOST (_start, clone)
+ * A pc without an entry, or a row the form cannot hold (a DWARF
+ * expression, a signal frame, a CFA on another register), makes the agent
+ * send the raw stack instead. */
+struct agent_row {
+    uint64_t key;
+    uint64_t val;
+};
+#define AGENT_ROW_STEP 1u
+#define AGENT_ROW_STOP 2u
+#define AGENT_ROW_OUTERMOST 3u
+#define AGENT_ROW_BP_SAME 0x8000u
+#define AGENT_ROW_CFA_BP (1ull << 60)
+#define AGENT_ROW_VAL(kind, cfa_bp, cfa_off, bp_off, ra_off)                                  \
+    ((uint64_t)(uint32_t)(int32_t)(cfa_off) | ((uint64_t)(uint16_t)(bp_off) << 32) |          \
+     ((uint64_t)(uint8_t)(int8_t)(ra_off) << 48) | ((uint64_t)(kind) << 56) |                 \
+     ((cfa_bp) ? AGENT_ROW_CFA_BP : 0))
+static inline uint32_t agent_row_hash(uint64_t pc)
+{
+    return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (AGENT_ROWS - 1);
+}
 
 /* agent_data.state */
 #define AGENT_OFF 0    /* every call passes straight through */
@@ -49,6 +81,7 @@ struct agent_header {
 
 struct agent_fn {
     uint64_t orig;  /* the displaced first instructions, then a jump back */
+    uint64_t entry; /* the function itself */
     uint32_t flags;
     uint32_t pad;
 };
@@ -66,6 +99,8 @@ struct agent_data {
     int32_t doorbell_fd;   /* a full ring writes a byte here (the tracer polls it); -1: none */
     uint32_t pad;
     uint64_t shared;       /* address of the shared region in the target */
+    uint32_t depth;        /* frames kept per call (-d) */
+    uint32_t use_rows;     /* unwind in the target with the rows (else raw stacks only) */
     uint64_t text_lo, text_hi;    /* the agent's own code */
     struct agent_range static_exe; /* a static executable: its calls are the program's */
     struct agent_range alloc[AGENT_MAX_RANGES]; /* modules whose functions are intercepted */
@@ -99,8 +134,9 @@ struct agent_ctl {
     struct agent_slot slots[AGENT_SLOTS];
 };
 
-#define AGENT_REC_CALL 1
+#define AGENT_REC_CALL 1 /* then the raw stack from rsp */
 #define AGENT_REC_PAD 2
+#define AGENT_REC_PCS 3  /* then the stack already unwound: stack_len / 8 pcs */
 
 /* A record in a ring; never wraps (a pad record fills the end instead). */
 struct agent_rec {
@@ -115,6 +151,7 @@ struct agent_rec {
     uint64_t args[6];
     uint64_t ret;        /* return value (releases: 0) */
     uint64_t out;        /* posix_memalign: the pointer stored */
+    uint64_t ra;         /* the return address at entry */
     /* registers at the function's entry */
     uint64_t rsp, rbp, rbx, r12, r13, r14, r15;
     /* then stack_len bytes from rsp, padded to 8 */

@@ -230,6 +230,11 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     a->data.shared = a->shared;
     a->data.text_lo = a->image;
     a->data.text_hi = a->image + a->hdr.text_size;
+    a->data.depth = t->opts.depth;
+    /* MEMTRACE_AGENT_ROWS=0: raw stacks only, every stack unwound by the
+     * tracer (the tests compare both ways). */
+    const char *rows = getenv("MEMTRACE_AGENT_ROWS");
+    a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;
     t->agent = a;
@@ -324,6 +329,7 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     if ((rc = target_mem_write(&t->mem, slot, bytes, X86_PATCH_STUB_LEN + n)) < 0)
         return rc;
     a->data.fns[idx].orig = slot + X86_PATCH_STUB_LEN;
+    a->data.fns[idx].entry = addr;
     a->data.fns[idx].flags = fn_flags(fn);
     uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
     if ((rc = target_mem_write(&t->mem, a->image + fn_off, &a->data.fns[idx], sizeof(struct agent_fn))) < 0)

@@ -43,10 +43,14 @@ struct agent_engine {
     uint64_t calls, waits_seen;
     bool last_drain_busy;
     struct thread *dummy;       /* records of a thread already gone */
+    uint64_t raw_records, pcs_records;
+    uint32_t rows;              /* entries in the shared row table */
 };
 
 /* agent_inject.c */
 void agent_write_data(struct tracee *t);
 void agent_ring_free(struct agent_engine *a);
+/* agent_rows.c */
+void agent_learn_rows(struct tracee *t, uint32_t stack_id);
 
 #endif

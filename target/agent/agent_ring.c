@@ -46,12 +46,13 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
             tail += len;
             continue;
         }
-        if (kind != AGENT_REC_CALL || len < sizeof(struct agent_rec))
+        if ((kind != AGENT_REC_CALL && kind != AGENT_REC_PCS) || len < sizeof(struct agent_rec))
             return -1;
         memcpy(copy, ring + off, sizeof(*copy));
         /* Checked on the copy: the target cannot change it any more. */
-        if (copy->len != len || copy->kind != AGENT_REC_CALL || copy->fn >= nfns ||
+        if (copy->len != len || copy->kind != kind || copy->fn >= nfns ||
             copy->stack_len > AGENT_STACK_MAX ||
+            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len == 0)) ||
             sizeof(*copy) + ((uint64_t)copy->stack_len + 7) / 8 * 8 != len)
             return -1;
         *stack = ring + off + sizeof(*copy);
@@ -158,15 +159,26 @@ static void replay(struct tracee *t, unsigned s)
     regs.user.r8 = r->args[4];
     regs.user.r9 = r->args[5];
 #endif
-    t->snap = stack;
-    t->snap_base = r->rsp;
-    t->snap_len = r->stack_len;
-    uint64_t ret_addr = 0;
-    if (r->stack_len >= ARCH_PTR_SIZE)
-        memcpy(&ret_addr, stack, ARCH_PTR_SIZE);
+    bool raw = r->kind == AGENT_REC_CALL;
+    if (raw) {
+        t->snap = stack;
+        t->snap_base = r->rsp;
+        t->snap_len = r->stack_len;
+        a->raw_records++;
+    } else {
+        /* Unwound in the target already: every capture of this call is
+         * these pcs (capture.c). */
+        t->snap_pcs = (const uint64_t *)(const void *)stack;
+        t->snap_npcs = r->stack_len / 8;
+        a->pcs_records++;
+    }
+    uint64_t ret_addr = r->ra;
+    uint32_t learn_id = UINT32_MAX;
 
     if (fn->releases) {
         call_record_release(t, th, fn, &regs, r->args[0], ret_addr);
+        if (raw && a->data.use_rows)
+            learn_id = capture_stack(t, &regs);
     } else if (two_parts(fn)) {
         bool overflow = false;
         uint64_t size = fn->op == OP_REALLOC ? r->args[1]
@@ -175,6 +187,7 @@ static void replay(struct tracee *t, unsigned s)
             misuse_end_release_chain(th);
             uint32_t id = capture_stack(t, &regs);
             a->head_stack[s] = id;
+            learn_id = id;
             if (r->args[0])
                 misuse_check_realloc(t, th, fn, r->args[0], id);
             if (!overflow && r->args[0] && (r->ret || size == 0)) {
@@ -188,6 +201,7 @@ static void replay(struct tracee *t, unsigned s)
     } else {
         misuse_end_release_chain(th);
         uint32_t id = capture_stack(t, &regs);
+        learn_id = id;
         if (fn->op == OP_POSIX_MEMALIGN) {
             if ((int)r->ret == 0 && r->out)
                 heap_record_alloc(t->books, r->out, r->args[2], id, ALLOC_MALLOC);
@@ -203,6 +217,9 @@ static void replay(struct tracee *t, unsigned s)
         }
     }
     t->snap = NULL;
+    t->snap_pcs = NULL;
+    if (raw && learn_id != UINT32_MAX && a->data.use_rows)
+        agent_learn_rows(t, learn_id);
 }
 
 /* The next record of ring s into its head; false when there is none. */
@@ -213,7 +230,7 @@ static bool fetch_head(struct tracee *t, unsigned s)
         return true;
     if (a->broken[s])
         return false;
-    const uint8_t *ring = a->map + AGENT_CTL_SIZE + (uint64_t)s * AGENT_RING_SIZE;
+    const uint8_t *ring = a->map + AGENT_RINGS_OFF + (uint64_t)s * AGENT_RING_SIZE;
     int rc = agent_ring_next(ring, AGENT_RING_SIZE, a->tails[s], a->npatches, &a->head[s],
                              &a->head_stack_bytes[s], &a->head_next[s]);
     if (rc == 1)
@@ -361,5 +378,7 @@ bool agent_get_stats(const struct tracee *t, struct agent_stats *out)
     }
     for (unsigned i = 0; i < a->npatches; i++)
         out->patched += a->patches[i].active;
+    out->unwound_in_target = a->pcs_records;
+    out->raw_stacks = a->raw_records;
     return true;
 }

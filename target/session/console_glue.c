@@ -21,9 +21,12 @@ static void glue_engine(void *ctx, FILE *out)
     struct agent_stats st;
     fprintf(out, "    engine: %s", agent_engine_name(s->tracee));
     if (agent_get_stats(s->tracee, &st))
-        fprintf(out, " (%llu functions patched, %llu calls, ring waits: %llu, unrecorded: %llu)",
+        fprintf(out,
+                " (%llu functions patched, %llu calls, ring waits: %llu, unrecorded: %llu, "
+                "stacks unwound in the target: %llu, raw: %llu)",
                 (unsigned long long)st.patched, (unsigned long long)st.calls,
-                (unsigned long long)st.waits, (unsigned long long)st.lost);
+                (unsigned long long)st.waits, (unsigned long long)st.lost,
+                (unsigned long long)st.unwound_in_target, (unsigned long long)st.raw_stacks);
     fputc('\n', out);
 }
 

@@ -62,6 +62,8 @@ static struct cfi_table *capture_find_cfi(void *ctx, uint64_t pc, uint64_t *bias
 uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
 {
     struct tracee *t = w->t;
+    if (t->snap_pcs) /* agent engine: unwound in the target with our rows */
+        return stack_table_intern(t->stacks, t->snap_pcs, (unsigned)t->snap_npcs);
     struct unwind_regs ur;
     arch_regs_to_unwind(regs, &ur);
     struct unwind_memory mem = {.read = capture_read, .ctx = w};

@@ -164,6 +164,7 @@ static void scan_modules(struct tracee *t, struct thread *th)
 {
     agent_drain(t, false); /* agent engine: replayed while their modules are there */
     module_map_refresh(t->modules, module_gone, t);
+    agent_rows_clear(t);
     place_rendezvous(t);
     /* agent engine: injected once per address space, where every thread
      * is stopped (attach, exec); else breakpoints, said in one line */

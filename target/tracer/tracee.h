@@ -135,6 +135,8 @@ struct tracee {
     const uint8_t *snap;
     uint64_t snap_base;
     size_t snap_len;
+    const uint64_t *snap_pcs; /* ... or the stack the agent unwound itself */
+    size_t snap_npcs;
 
     struct misuse_log errors;
     struct freed_history *freed;

@@ -32,7 +32,7 @@ struct agent_frame {
     uint64_t rdx_ret;                              /* 144 */
     uint64_t t_entry;                              /* 152 */
     uint64_t slot;                                 /* 160 */
-    uint64_t pad;                                  /* 168 */
+    uint64_t pc;                                   /* 168: the intercepted function */
 };
 
 __asm__(".section .text.hdr,\"ax\",@progbits\n"
@@ -223,7 +223,76 @@ static int ring_room(struct agent_slot *s, uint64_t need)
 
 static uint8_t *ring_base(struct agent_ctl *ctl, struct agent_slot *s)
 {
-    return (uint8_t *)ctl + AGENT_CTL_SIZE + (uint64_t)(s - ctl->slots) * AGENT_RING_SIZE;
+    return (uint8_t *)ctl + AGENT_RINGS_OFF + (uint64_t)(s - ctl->slots) * AGENT_RING_SIZE;
+}
+
+static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
+{
+    const struct agent_row *rows = (const struct agent_row *)((const uint8_t *)ctl + AGENT_ROWS_OFF);
+    uint32_t h = agent_row_hash(pc);
+    for (uint32_t i = 0; i < 16; i++) {
+        const struct agent_row *r = &rows[(h + i) & (AGENT_ROWS - 1)];
+        uint64_t k = __atomic_load_n(&r->key, __ATOMIC_ACQUIRE);
+        if (k == pc) {
+            *val = r->val;
+            return 1;
+        }
+        if (k == 0)
+            return 0;
+    }
+    return 0;
+}
+
+/* The tracer's unwinder (target/unwind/unwind.c) on the rows it compiled:
+ * the same steps, the same stop conditions.  Reads stay inside the
+ * thread's stack mapping.  Returns the number of pcs, or 0 when some frame
+ * needs what the rows cannot say (the raw stack goes instead). */
+static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot *s,
+                            const struct agent_frame *f, uint64_t *pcs, uint32_t max)
+{
+    uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
+    uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
+    uint64_t sp = f->rsp, bp = f->rbp, pc;
+    if (!lo || sp < lo || sp >= hi || max == 0)
+        return 0;
+    pc = f->pc;
+    uint64_t sp0 = sp, prev_cfa = 0;
+    int have_prev = 0, exact = 1;
+    uint32_t n = 0;
+    pcs[n++] = pc;
+    while (n < max) {
+        uint64_t val;
+        if (!find_row(ctl, exact ? pc : pc - 1, &val))
+            return 0;
+        uint32_t kind = (uint32_t)(val >> 56) & 0xf;
+        if (kind == AGENT_ROW_STOP || kind == AGENT_ROW_OUTERMOST)
+            break;
+        if (kind != AGENT_ROW_STEP)
+            return 0;
+        uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
+        uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
+        if (ra_at < sp0 || ra_at + 8 > hi)
+            return 0;
+        uint64_t ra = *(const uint64_t *)ra_at;
+        uint16_t bpo = (uint16_t)(val >> 32);
+        if (bpo != AGENT_ROW_BP_SAME) {
+            uint64_t bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
+            if (bp_at < sp0 || bp_at + 8 > hi)
+                return 0;
+            bp = *(const uint64_t *)bp_at;
+        }
+        if (have_prev ? cfa <= prev_cfa : cfa < sp0)
+            break;
+        prev_cfa = cfa;
+        have_prev = 1;
+        sp = cfa;
+        pc = ra;
+        if (pc == 0)
+            break;
+        exact = 0;
+        pcs[n++] = pc;
+    }
+    return n;
 }
 
 /* The record at the ring's write position with len bytes of room (a pad
@@ -275,9 +344,14 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
         return;
     if (!s->tid)
         s->tid = (int32_t)sys3(SYS_gettid, 0, 0, 0);
-    uint64_t n = copy_stack(s, (uint8_t *)(r + 1), f->rsp);
+    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 ? agent_data.depth : AGENT_STACK_MAX / 8;
+    uint64_t n = agent_data.use_rows ? 8ull * unwind_here(ctl, s, f, (uint64_t *)(r + 1), depth) : 0;
+    r->kind = AGENT_REC_PCS;
+    if (!n) {
+        n = copy_stack(s, (uint8_t *)(r + 1), f->rsp);
+        r->kind = AGENT_REC_CALL;
+    }
     r->len = (uint32_t)(sizeof(*r) + ((n + 7) & ~7ull));
-    r->kind = AGENT_REC_CALL;
     r->fn = (uint16_t)f->idx;
     r->tid = s->tid;
     r->stack_len = (uint32_t)n;
@@ -291,6 +365,7 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
     r->args[5] = f->r9;
     r->ret = ret;
     r->out = out;
+    r->ra = *(const uint64_t *)f->rsp;
     r->rsp = f->rsp;
     r->rbp = f->rbp;
     r->rbx = f->rbx;
@@ -316,6 +391,7 @@ void agent_enter(struct agent_frame *f)
     }
     const struct agent_fn *fn = &agent_data.fns[f->idx];
     f->orig = fn->orig;
+    f->pc = fn->entry;
     if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) != AGENT_ACTIVE)
         return;
     struct agent_ctl *ctl = ctl_of();
