@@ -252,7 +252,7 @@ fail:
 
 /* --- patches ---------------------------------------------------------------- */
 
-static uint32_t fn_flags(const struct intercept_fn *fn)
+__attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
 {
     uint32_t f = 0;
     if (fn->releases)
@@ -275,7 +275,7 @@ static bool patched_name(const struct agent_engine *a, const char *name, uint64_
 
 /* A stopped thread whose PC is inside bytes about to be replaced steps
  * out of them first. */
-static void step_out(struct tracee *t, uint64_t lo, uint64_t hi)
+__attribute__((unused)) static void step_out(struct tracee *t, uint64_t lo, uint64_t hi)
 {
     for (unsigned i = 0; i < t->threads_cap; i++) {
         struct thread *th = t->threads[i];
