@@ -23,6 +23,12 @@
 #include "arch/x86_patch.h"
 #endif
 
+#ifdef SYS_mmap2
+#define MMAP_SYSCALL SYS_mmap2 /* offsets here are 0: the same call */
+#else
+#define MMAP_SYSCALL SYS_mmap
+#endif
+
 /* The agent image, built by the Makefile from target/agent/payload/ (empty
  * where no agent exists for the CPU). */
 extern const unsigned char mt_agent_blob[];
@@ -168,7 +174,7 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         snprintf(why, whylen, "ftruncate in the target: %s", strerror((int)-r));
         goto fail;
     }
-    r = target_call(t, th, SYS_mmap, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+    r = target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                     (uint64_t)memfd, 0);
     if (failed(r)) {
         snprintf(why, whylen, "mmap of the shared region in the target: %s", strerror((int)-r));
@@ -207,7 +213,7 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     if (failed(pidfd))
         pidfd = -1;
 
-    r = target_call(t, th, SYS_mmap, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
+    r = target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
                     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
     if (failed(r)) {
         snprintf(why, whylen, "mmap of the agent in the target: %s", strerror((int)-r));
