@@ -12,7 +12,7 @@ set -u
 grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
 [ -x "$MT_BENCH_BIN" ] || skip "no allocbench"
 rounds=${AGENT_KILL_ROUNDS:-5}
-out=$(MEMTRACE_ENGINE=agent RELY_KILL_CASES=tracer.busy RELY_KILL_ROUNDS=$rounds RELY_KILL_MEASURE_ONLY=1 \
+out=$(MEMTRACE_ENGINE=agent RELY_KILL_SURVIVAL_ONLY=1 RELY_KILL_CASES=tracer.busy RELY_KILL_ROUNDS=$rounds RELY_KILL_MEASURE_ONLY=1 \
       RELY_BUSY_THREADS=4 bash "$MT_ROOT/selftest/tests/rely_sigkill.sh" 2>&1) || fail "rely_sigkill.sh: $out"
 echo "$out"
 echo "$out" | grep -q "busy target: survived $rounds of $rounds" || fail "a busy target died after the tracer's SIGKILL"
