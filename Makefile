@@ -84,7 +84,7 @@ ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 ALL_LDFLAGS += -fsanitize=address,undefined
 endif
 
-ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c
+ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c arch/x86_64_patch.c
 ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
 ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c
 ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c
@@ -96,6 +96,14 @@ LIB_SRCS := $(TARGET_SRCS) $(SHARED_SRCS) $(ARCH_SRCS)
 HOSTFS_SRCS := $(wildcard host-fs/*.c)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+# The in-process agent (target/agent/payload/): freestanding, position
+# independent, linked into a flat image that memtrace embeds as a byte array
+# (an empty one where the CPU has no agent).
+AGENT_CC ?= gcc
+AGENT_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
+    -fno-builtin -nostdlib -mgeneral-regs-only -mfsgsbase -fno-asynchronous-unwind-tables \
+    -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
+LIB_OBJS += $(BUILD)/agent/agent_blob.o
 # memtrace-fs is the host side: the 32-bit build keeps it a native binary
 # (own object folder), so a 32-bit target talks to a 64-bit host for real.
 HOSTFS_OBJDIR := $(BUILD)/obj
@@ -177,6 +185,29 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent.ld target/agent/agent_abi.h
+	@mkdir -p $(dir $@)
+	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
+	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
+	objcopy -O binary $(BUILD)/agent/agent.elf $@
+else
+$(BUILD)/agent/agent.bin:
+	@mkdir -p $(dir $@)
+	: > $@
+endif
+
+$(BUILD)/agent/agent_blob.c: $(BUILD)/agent/agent.bin
+	{ echo '/* generated from $< */'; \
+	  echo 'extern const unsigned char mt_agent_blob[]; extern const unsigned long mt_agent_blob_len;'; \
+	  echo 'const unsigned char mt_agent_blob[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0};'; \
+	  echo "const unsigned long mt_agent_blob_len = $$(stat -c %s $<);"; } > $@
+
+$(BUILD)/agent/agent_blob.o: $(BUILD)/agent/agent_blob.c
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 $(BUILD)/libmt.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -256,6 +287,7 @@ demo: deps all $(BUILD)/selftest/demo
 
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
+	bench/agent-bench.sh $(BUILD)
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -12,6 +12,7 @@
 #include "shared/log.h"
 #include "shared/wire_tls.h"
 #include "shared/version.h"
+#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
@@ -54,6 +55,9 @@ static void usage(FILE *out)
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
           "                         exit (implies -a)\n"
           "      --suppressions FILE  leak suppressions (LeakSanitizer's leak:PATTERN)\n"
+          "      --engine ENGINE    ptrace (breakpoints, the default) or agent (an\n"
+          "                         agent injected into the process records calls in\n"
+          "                         shared memory; x86_64); also $MEMTRACE_ENGINE\n"
           "  -q, --quiet            no progress messages\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
@@ -70,12 +74,12 @@ static void usage(FILE *out)
 static void print_version(void)
 {
     version_print(stdout, "memtrace", ARCH_NAME);
-    printf("engines: ptrace\n");
+    printf("engines: ptrace%s\n", agent_engine_built() ? ", agent" : "");
     printf("cpus: %s\n", ARCH_NAME);
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
-       OPT_ADDRESSES, OPT_KEY };
+       OPT_ADDRESSES, OPT_KEY, OPT_ENGINE };
 
 struct cli {
     pid_t pid;
@@ -89,6 +93,7 @@ struct cli {
     bool addresses;        /* --addr2line --addresses: each address first (addr2line -a) */
     bool check;
     bool follow_fork;
+    const char *engine;     /* --engine, else $MEMTRACE_ENGINE, else ptrace */
     const char *connect;
     const char *listen;
     bool mdns;
@@ -132,6 +137,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"autoscan", no_argument, NULL, 'a'},
         {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"engine", required_argument, NULL, OPT_ENGINE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -189,6 +195,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             cli->leak.exitcode = (int)v;
             break;
         case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
+        case OPT_ENGINE: cli->engine = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': print_version(); exit(0);
         default: usage(stderr); return -1;
@@ -198,6 +205,23 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         mt_error("-c, -l and -m are alternatives: give one");
         return -1;
     }
+    return 0;
+}
+
+/* --engine, else $MEMTRACE_ENGINE (how the tests run both engines). */
+static int select_engine(const struct cli *cli, struct tracer_options *topts)
+{
+    const char *name = cli->engine ? cli->engine : getenv("MEMTRACE_ENGINE");
+    enum tracer_engine e = ENGINE_PTRACE;
+    if (name && *name && !agent_parse_engine(name, &e)) {
+        mt_error("--engine: agent or ptrace, not %s", name);
+        return -1;
+    }
+    if (e == ENGINE_AGENT && cli->follow_fork) {
+        mt_warn("agent engine: -f (following forks) is not supported yet; using breakpoints");
+        e = ENGINE_PTRACE;
+    }
+    topts->engine = (int)e;
     return 0;
 }
 
@@ -301,6 +325,8 @@ int main(int argc, char **argv)
     struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
                                     .follow_fork = cli.follow_fork,
                                     .on_misuse = session_print_misuse};
+    if (select_engine(&cli, &topts) < 0)
+        return 1;
     struct session s;
     memset(&s, 0, sizeof(s));
     s.console_fd = -1;

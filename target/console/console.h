@@ -25,6 +25,8 @@ struct console_ops {
     report_resolve_fn resolve;                  /* ctx is the console's ctx */
     unsigned (*max_frames)(void *ctx);          /* frames shown per stack (--depth); NULL: all */
     unsigned (*thread_count)(void *ctx);
+    /* status: a line naming the engine in use. */
+    void (*engine)(void *ctx, FILE *out);
     void (*target)(void *ctx, int *pid, const char **program);
     /* Runs the leak scan and prints its result to out. */
     void (*scan)(void *ctx, FILE *out);

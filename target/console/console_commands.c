@@ -88,6 +88,8 @@ void cmd_status(struct console *c, const struct tokens *t)
     struct heap_totals tot;
     heap_get_totals(c->ops.books(c->ctx), &tot);
     put_status(c, &tot);
+    if (c->ops.engine)
+        c->ops.engine(c->ctx, c->out);
 }
 
 void console_reset_baseline(struct console *c)

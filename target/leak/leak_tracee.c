@@ -1,3 +1,4 @@
+#include "target/agent/agent.h"
 #include "target/leak/leak_tracee.h"
 
 #include <errno.h>
@@ -254,6 +255,7 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(out, 0, sizeof(*out));
+    agent_drain(t, false); /* agent engine: the books first */
     out->blocks = heap_export_all_blocks(t->books, &out->nblocks, &out->forgotten);
 
     /* Registers and stack pointers of the stopped threads; then the stack
@@ -291,16 +293,21 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     for (size_t k = dead ? dead->n : 0; k-- > 0;)
         sps[nsps++] = dead->sp[k];
 
-    struct leak_range *skip = xcalloc(t->scratch_count + 1, sizeof(*skip));
+    struct leak_range *skip = xcalloc(t->scratch_count + 3, sizeof(*skip));
     for (unsigned i = 0; i < t->scratch_count; i++)
         skip[i] = (struct leak_range){t->scratch[i].addr, t->scratch[i].size};
+    /* agent engine: its rings hold copies of stacks, not roots */
+    size_t nskip = t->scratch_count;
+    uint64_t agent_lo[2], agent_len[2];
+    for (unsigned k = 0, n = agent_own_ranges(t, agent_lo, agent_len); k < n; k++)
+        skip[nskip++] = (struct leak_range){agent_lo[k], agent_len[k]};
 
     size_t len = 0, nroots = 0;
     char *maps = read_maps_text(t->pid, &len);
     struct leak_range *roots = NULL;
     if (maps)
         roots = leak_roots_from_maps(maps, len, out->blocks, out->nblocks, sps, nsps, skip,
-                                     t->scratch_count, t->attached_mode, &nroots);
+                                     nskip, t->attached_mode, &nroots);
     else
         mt_warn("leak scan: cannot read the memory map of process %d", (int)t->pid);
     for (size_t k = 0; k < nroots; k++)

@@ -81,6 +81,7 @@ struct report_source {
     const struct misuse_log *errors; /* JSON "errors"; NULL: none */
     const struct report_family *family; /* -f; NULL: a process alone */
     unsigned max_frames;            /* frames shown per stack (--depth); 0: all */
+    const char *engine;             /* "ptrace" / "agent"; NULL: not said */
 };
 
 /* What a report of one of several traced processes adds (JSON only): the

@@ -170,6 +170,8 @@ void report_write_json(FILE *out, const struct report_source *src,
     report_json_string(out, src->program ? src->program : "");
     if (src->family && src->family->ppid > 0)
         fprintf(out, ", \"ppid\": %d", src->family->ppid);
+    if (src->engine)
+        fprintf(out, ", \"engine\": \"%s\"", src->engine);
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
             ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64 "},\n"

@@ -52,6 +52,8 @@ void report_write_frames_text(FILE *out, const struct report_source *src, uint32
 void report_write_text(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n)
 {
+    if (src->engine)
+        fprintf(out, "memtrace engine: %s\n\n", src->engine);
     for (size_t k = 0; k < n; k++) {
         fprintf(out, "%" PRIu64 " bytes in %" PRIu64 " blocks were not free\n",
                 st[k].t.bytes_in_use, st[k].t.blocks_in_use);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "shared/log.h"
 #include "target/report/report_file.h"
@@ -10,7 +11,25 @@
 static struct heap_books *glue_books(void *ctx)
 {
     struct session *s = ctx;
+    if (!s->tracee->exited)
+        agent_drain(s->tracee, false); /* agent engine: books up to date */
     return s->tracee->books;
+}
+
+/* status: the engine in use (and the agent's ring waits). */
+static void glue_engine(void *ctx, FILE *out)
+{
+    struct session *s = ctx;
+    struct agent_stats st;
+    fprintf(out, "    engine: %s", agent_engine_name(s->tracee));
+    if (agent_get_stats(s->tracee, &st))
+        fprintf(out,
+                " (%llu functions patched, %llu calls, ring waits: %llu, unrecorded: %llu, "
+                "stacks unwound in the target: %llu, raw: %llu)",
+                (unsigned long long)st.patched, (unsigned long long)st.calls,
+                (unsigned long long)st.waits, (unsigned long long)st.lost,
+                (unsigned long long)st.unwound_in_target, (unsigned long long)st.raw_stacks);
+    fputc('\n', out);
 }
 
 static const struct stack_table *glue_stacks(void *ctx)
@@ -66,6 +85,7 @@ static const struct console_ops session_console_ops = {
     .resolve = session_resolve,
     .max_frames = glue_max_frames,
     .thread_count = glue_thread_count,
+    .engine = glue_engine,
     .target = glue_target,
     .scan = glue_scan,
     .quit = glue_quit,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shared/log.h"
+#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/session/session.h"
 
@@ -81,10 +82,11 @@ int session_run(struct session *s)
         mt_error("signalfd/timerfd: %s", strerror(errno));
         return -1;
     }
-    struct pollfd fds[3] = {
+    struct pollfd fds[4] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = s->console ? s->console_fd : -1, .events = POLLIN},
         {.fd = s->timer_fd, .events = POLLIN},
+        {.fd = -1, .events = POLLIN},
     };
     while (!s->quit_requested) {
         family_drain(&s->family);
@@ -92,12 +94,19 @@ int session_run(struct session *s)
             session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
-        if (poll(fds, 3, -1) < 0) {
+        /* agent engine: its rings are drained between polls; a full ring
+         * rings the doorbell (target/agent) */
+        if (s->tracee && !s->tracee->exited)
+            agent_drain(s->tracee, false);
+        fds[3].fd = s->tracee ? agent_poll_fd(s->tracee) : -1;
+        if (poll(fds, 4, s->tracee ? agent_poll_timeout(s->tracee) : -1) < 0) {
             if (errno == EINTR)
                 continue;
             mt_error("poll: %s", strerror(errno));
             break;
         }
+        if (fds[3].fd >= 0 && fds[3].revents)
+            agent_doorbell(s->tracee);
         if (fds[0].revents)
             session_handle_signals(s, sfd);
         if (fds[1].fd >= 0 && fds[1].revents)

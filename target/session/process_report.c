@@ -7,6 +7,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/agent/agent.h"
 #include "target/net/remote.h"
 #include "target/report/report_file.h"
 #include "target/session/session.h"
@@ -172,6 +173,7 @@ struct report_source session_report_source(struct session *s)
         .pid = s->tracee->pid,
         .program = s->tracee->program,
         .max_frames = s->tracee->opts.depth,
+        .engine = agent_engine_name(s->tracee),
     };
 }
 

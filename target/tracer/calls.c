@@ -294,3 +294,14 @@ void call_restore_returns(struct tracee *t, struct thread *th)
     }
     th->ncalls = 0;
 }
+
+void call_record_release(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                         const struct arch_regs *regs, uint64_t addr, uint64_t ret_addr)
+{
+    record_release(t, th, fn, regs, addr, ret_addr);
+}
+
+void call_record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
+{
+    record_result(t, c, r);
+}

@@ -15,6 +15,12 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
  * goes back where it was. */
 void call_restore_returns(struct tracee *t, struct thread *th);
 
+/* The books' side of a release the program made, and of a call's result:
+ * the agent engine (target/agent) replays its recorded calls through them. */
+void call_record_release(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                         const struct arch_regs *regs, uint64_t addr, uint64_t ret_addr);
+void call_record_result(struct tracee *t, const struct pending_call *c, uint64_t r);
+
 /* capture.c: the stack of the thread at a function's entry, interned. */
 uint32_t capture_stack(struct tracee *t, const struct arch_regs *regs);
 

@@ -25,6 +25,12 @@ void stack_window_init(struct stack_window *w, struct tracee *t, uint64_t sp)
 int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t len)
 {
     struct tracee *t = w->t;
+    /* agent engine: the stack as the call saw it, copied by the agent */
+    if (t->snap && addr >= t->snap_base && addr - t->snap_base <= t->snap_len &&
+        len <= t->snap_len - (addr - t->snap_base)) {
+        memcpy(buf, t->snap + (addr - t->snap_base), len);
+        return 0;
+    }
     if (!w->loaded) {
         if (!t->stack_window)
             t->stack_window = xmalloc(STACK_WINDOW);
@@ -72,6 +78,8 @@ static size_t capture_func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t
 uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
 {
     struct tracee *t = w->t;
+    if (t->snap_pcs) /* agent engine: unwound in the target with our rows */
+        return stack_table_intern(t->stacks, t->snap_pcs, (unsigned)t->snap_npcs);
     struct unwind_regs ur;
     arch_regs_to_unwind(regs, &ur);
     struct unwind_memory mem = {.read = capture_read, .ctx = w};

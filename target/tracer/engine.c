@@ -13,6 +13,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/agent/agent.h"
 #include "target/dwarf/cfi.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
@@ -92,6 +93,8 @@ static void reset_address_space(struct tracee *t)
     t->scratch_count = t->scratch_cap = 0;
     return_sites_free(t);
     t->rendezvous_addr = 0;
+    agent_forget(t); /* agent engine: gone with the old image */
+    t->agent_refused = false;
     guardian_forget_all(t->pid); /* reliability: nothing of the old image to restore */
     module_map_destroy(t->modules);
     module_map_init(t->modules, t->pid, t->locator);
@@ -199,6 +202,11 @@ static void handle_event(struct tracee *t, struct thread *th, const struct stop 
         }
         break;
     case STOP_EXIT:
+        /* agent engine: the books complete before anyone reads them */
+        if (t->agent) {
+            agent_thread_exit(t, th->tid);
+            agent_drain(t, th->tid == t->pid);
+        }
         /* The leak scan at exit (target/leak): memory is still there. */
         if (t->opts.exit_stop_hook)
             t->opts.exit_stop_hook(t->opts.exit_stop_ctx, t, th);
@@ -216,6 +224,7 @@ void tracer_handle_stop(struct tracee *t, const struct stop *st)
     struct thread *th = thread_find(t, tid);
     if (st->kind == STOP_GONE) {
         if (tid == t->pid) {
+            agent_drain(t, true); /* agent engine: every thread is gone */
             t->exited = true;
             t->exit_status = st->status;
         }
@@ -372,6 +381,7 @@ void tracer_detach(struct tracee *t)
         thread_foreach(t, settle_thread, NULL);
     } while (t->threads_count > before);
     thread_foreach(t, restore_returns, NULL);
+    agent_stop(t); /* agent engine: patches out, agent unmapped */
     bp_foreach(t, remove_bp, NULL);
     thread_foreach(t, detach_thread, NULL);
 }
@@ -391,6 +401,7 @@ void tracer_free(struct tracee *t)
     free(t->bps);
     free(t->scratch);
     return_sites_free(t);
+    agent_free(t);
     module_map_destroy(t->modules);
     free(t->modules);
     heap_books_free(t->books);

@@ -14,6 +14,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/agent/agent.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
@@ -45,6 +46,7 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
                 failed++;
         }
         target_mem_close(&cm);
+        agent_release_child(t, child); /* agent engine: patches out, agent off */
     } else if (!shares_vm) {
         failed = -1;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shared/log.h"
+#include "target/agent/agent.h"
 #include "target/tracer/modules.h"
 
 static bool name_placed(struct tracee *t, const char *name)
@@ -57,7 +58,11 @@ static void place_intercepts(struct tracee *t, struct thread *th, struct module 
     if (m->intercepts_placed)
         return;
     unsigned placed = 0;
-    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+    /* agent engine: trampolines instead of breakpoints (target/agent) */
+    unsigned refused = 0;
+    if (t->agent)
+        placed = agent_patch_module(t, th, m, &refused);
+    for (const struct intercept_fn *fn = intercept_table(); fn->name && !t->agent; fn++) {
         if (name_placed(t, fn->name))
             continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
@@ -101,6 +106,7 @@ static void place_rendezvous(struct tracee *t)
 static void module_gone(void *ctx, struct module *m)
 {
     struct tracee *t = ctx;
+    agent_module_gone(t, m->start);
     bp_forget_module(t, m->start);
     if (t->rendezvous_addr >= m->start && t->rendezvous_addr < m->end)
         t->rendezvous_addr = 0;
@@ -111,8 +117,20 @@ static void module_gone(void *ctx, struct module *m)
  * linker's symbol lookup would have it. */
 void scan_modules(struct tracee *t, struct thread *th)
 {
+    agent_drain(t, false); /* agent engine: replayed while their modules are there */
     module_map_refresh(t->modules, module_gone, t);
+    agent_rows_clear(t);
     place_rendezvous(t);
+    /* agent engine: injected once per address space, where every thread
+     * is stopped (attach, exec); else breakpoints, said in one line */
+    if (t->opts.engine == ENGINE_AGENT && !t->agent && !t->agent_refused) {
+        char why[256];
+        if (agent_start(t, th, why, sizeof(why)) < 0) {
+            t->agent_refused = true;
+            mt_warn("agent engine unavailable in process %d: %s; using breakpoints", (int)t->pid,
+                    why);
+        }
+    }
     for (size_t i = 0; i < t->modules->count; i++)
         if (t->modules->mods[i]->is_main)
             place_intercepts(t, th, t->modules->mods[i]);

@@ -21,6 +21,7 @@ struct file_locator;
 struct return_sites;
 struct freed_history;
 struct family;
+struct agent_engine;
 
 /* An intercepted call whose return we wait for. */
 struct pending_call {
@@ -87,6 +88,7 @@ struct tracee;
  * choices and its hooks.  A followed fork child gets its parent's. */
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
+    int engine;              /* enum tracer_engine (target/agent/agent.h) */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
 
@@ -140,6 +142,18 @@ struct tracee {
 
     /* Misuse (misuse.c): what was found, and the freed-block history
      * (--check only, else NULL). */
+    /* The agent engine (target/agent): NULL while breakpoints intercept.
+     * While a recorded call is replayed, stack reads at snap_base come
+     * from its stack copy (capture.c). */
+    struct agent_engine *agent;
+    bool agent_refused;
+    bool agent_used;         /* the agent recorded this process (reports say so) */
+    const uint8_t *snap;
+    uint64_t snap_base;
+    size_t snap_len;
+    const uint64_t *snap_pcs; /* ... or the stack the agent unwound itself */
+    size_t snap_npcs;
+
     struct misuse_log errors;
     struct freed_history *freed;
 };

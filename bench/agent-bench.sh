@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# make bench, second part: the two engines side by side, per intercepted
+# call, in one run on one machine (issue 15):
+#   native, heaptrack, valgrind, memtrace --engine=ptrace, memtrace --engine=agent
+# on allocbench with 1 and 4 threads and on an interpreter workload (python3
+# with PYTHONMALLOC=malloc, so that every object goes through malloc), plus
+# the traced program's added RSS (its own VmHWM, read at its exit).
+#
+#   bench/agent-bench.sh BUILD      (AGENT_BENCH_REPS=3, AGENT_BENCH_ROUNDS=25000)
+#
+# Per call = ((median wall traced - its startup) - (native - its startup))
+# / calls, the startup being a run with no work (the report and
+# symbolizing included).  The breakpoint engine runs a tenth of the work.
+# Calls:
+# allocbench's own count of allocation calls (its last line, as in the rest
+# of make bench), and for python3 the allocation calls of memtrace's report
+# (allocs; frees not counted either) minus those of the interpreter's start.
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MEMTRACE=$ROOT/$BUILD/memtrace
+ALLOCBENCH=$ROOT/$BUILD/bench/allocbench
+REPS=${AGENT_BENCH_REPS:-3}
+ROUNDS=${AGENT_BENCH_ROUNDS:-250000}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export MEMTRACE_NO_SUPERVISOR=1
+[ -x "$MEMTRACE" ] && [ -x "$ALLOCBENCH" ] || { echo "agent-bench: build $BUILD first" >&2; exit 1; }
+have() { command -v "$1" >/dev/null; }
+
+now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+wall_us() { local t0 t1; t0=$(now_us); "$@" >"$TMP/out" 2>&1; t1=$(now_us); echo $((t1 - t0)); }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+
+# The interpreter workload: dicts, lists, strings, object churn.
+cat > "$TMP/work.py" <<'PY'
+import sys
+n = int(sys.argv[1])
+keep = {}
+for i in range(n):
+    s = 'k%d' % i
+    keep[s] = [i, str(i) * 3, (i, s)]
+    if i % 3 == 0:
+        del keep[s]
+print('python: done', len(keep))
+for line in open('/proc/self/status'):
+    if line.startswith('VmHWM'):
+        print('hwm_kib', line.split()[1])
+PY
+PYN=${AGENT_BENCH_PY:-100000}
+
+tools=(native)
+have heaptrack && tools+=(heaptrack)
+have valgrind && tools+=(valgrind)
+tools+=(ptrace agent)
+
+run_tool() { # tool cmd... -> wall µs
+    local tool=$1; shift
+    case $tool in
+        native) wall_us "$@" ;;
+        heaptrack) wall_us heaptrack -o "$TMP/ht" "$@"; rm -f "$TMP"/ht* ;;
+        valgrind) wall_us valgrind -q --run-libc-freeres=no "$@" ;;
+        ptrace|agent) wall_us "$MEMTRACE" -q --engine=$tool -j -o "$TMP/$tool.json" "$@" ;;
+    esac
+}
+
+declare -A T S CALLS HWM
+rows=("allocbench, 1 thread" "allocbench, 4 threads" "python3, PYTHONMALLOC=malloc")
+# The breakpoint engine costs ~100x more per call: it runs a tenth of the
+# work, so that every tool's run stays within tens of seconds.
+scale() { [ "$1" = ptrace ] && echo 10 || echo 1; }
+cmd_of() { # row tool -> command (0 rounds: the startup run)
+    local n=$((ROUNDS / $(scale "$2")))
+    [ "${3:-}" = startup ] && n=0
+    case $1 in
+        0) echo "$ALLOCBENCH $n 8 1" ;;
+        1) echo "$ALLOCBENCH $((n / 4)) 8 4" ;;
+        2) echo "python3 $TMP/work.py $((n * PYN / ROUNDS))" ;;
+    esac
+}
+export PYTHONMALLOC=malloc
+for ((r = 0; r < REPS; r++)); do
+    for i in 0 1 2; do
+        for tool in "${tools[@]}"; do
+            echo "agent-bench: ${rows[$i]}: $tool ($((r + 1))/$REPS)" >&2
+            # shellcheck disable=SC2046
+            S[$i,$tool]+=" $(run_tool "$tool" $(cmd_of $i $tool startup))"
+            a0=0
+            if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
+                a0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heap"]["allocs"])' "$TMP/$tool.json")
+            fi
+            # shellcheck disable=SC2046
+            T[$i,$tool]+=" $(run_tool "$tool" $(cmd_of $i $tool))"
+            if [ $i = 2 ] && [ "$(scale $tool)" = 1 ]; then
+                h=$(awk '/^hwm_kib/ {print $2}' "$TMP/out")
+                [ -n "$h" ] && HWM[$tool]+=" $h"
+            fi
+            if [ $i != 2 ]; then
+                CALLS[$i,$tool]=$(awk '/^allocbench: [0-9]+ calls/ {print $2}' "$TMP/out")
+            fi
+            if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
+                # the interpreter's own start allocates too: the work's calls only
+                a1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heap"]["allocs"])' "$TMP/$tool.json")
+                CALLS[2,$tool]=$((a1 - a0))
+            fi
+        done
+    done
+done
+for tool in "${tools[@]}"; do
+    [ "$tool" = ptrace ] || [ "$tool" = agent ] || CALLS[2,$tool]=${CALLS[2,agent]}
+done
+
+echo
+echo "== engines side by side (µs per allocation call over native; $REPS runs, medians) =="
+echo "machine: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
+printf '%-30s %12s' workload "native (s)"
+for tool in "${tools[@]}"; do [ "$tool" = native ] || printf ' %18s' "$tool"; done
+printf ' %s\n' "agent < heaptrack?"
+for i in 0 1 2; do
+    printf '%-30s %12s' "${rows[$i]}" "$(calc "$(median ${T[$i,native]}) / 1e6" 3)"
+    declare -A pc=()
+    for tool in "${tools[@]}"; do
+        [ "$tool" = native ] && continue
+        # over native doing the same work, startup (a run of 0 rounds) taken out
+        local_calls=${CALLS[$i,$tool]}
+        nat=$(calc "$(median ${T[$i,native]}) / $(scale $tool)" 0)
+        nat_s=$(median ${S[$i,native]})
+        pc[$tool]=$(calc "(($(median ${T[$i,$tool]}) - $(median ${S[$i,$tool]})) - ($nat - $nat_s)) / $local_calls" 2)
+        printf ' %18s' "${pc[$tool]} ($local_calls)"
+    done
+    if [ -n "${pc[heaptrack]:-}" ]; then
+        printf ' %s\n' "$(awk "BEGIN { print (${pc[agent]} < ${pc[heaptrack]}) ? \"met\" : \"MISSED\" }")"
+    else
+        printf ' %s\n' "n/a (no heaptrack)"
+    fi
+done
+echo "(µs per allocation call, startup taken out; in brackets the calls measured)"
+echo "startup (a run of 0 rounds, allocbench 1 thread, ms):$(for tool in "${tools[@]}"; do printf ' %s %s' "$tool" "$(calc "$(median ${S[0,$tool]}) / 1000" 0)"; done)"
+echo
+echo "target's added RSS (python3 workload, its VmHWM at exit, over native; same work only):"
+nat_h=$(median ${HWM[native]})
+for tool in "${tools[@]}"; do
+    [ "$tool" = native ] && continue
+    [ -n "${HWM[$tool]:-}" ] || continue
+    printf '  %-10s +%s KiB (native %s KiB)\n' "$tool" "$(calc "$(median ${HWM[$tool]}) - $nat_h" 0)" "$nat_h"
+done

@@ -1,0 +1,99 @@
+/* The agent engine, tracer side: an agent injected into the traced process
+ * records every intercepted call in per-thread rings in shared memory, and
+ * the tracer replays the records into the same books, stacks and misuse
+ * checks as the breakpoint engine (target/tracer/calls.c).
+ *
+ * Life cycle: agent_start (every thread stopped) maps the agent and the
+ * shared region; agent_patch_module redirects a module's intercepted
+ * functions through trampolines; agent_drain replays records (from the
+ * event loop, and before the books are read); agent_stop (every thread
+ * stopped) removes every patch and unmaps what it can. */
+#ifndef MT_AGENT_AGENT_H
+#define MT_AGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tracee;
+struct thread;
+struct module;
+struct agent_engine;
+
+enum tracer_engine { ENGINE_PTRACE = 0, ENGINE_AGENT = 1 };
+
+/* "agent" / "ptrace" -> engine; false when unknown. */
+bool agent_parse_engine(const char *s, enum tracer_engine *out);
+const char *agent_engine_name(const struct tracee *t);
+
+/* This memtrace carries an agent for its CPU (what --version lists). */
+bool agent_engine_built(void);
+
+/* Can this memtrace inject an agent into process pid at all?  false with
+ * a one-line reason (another CPU, no FSGSBASE for the agent's per-thread
+ * lookup, ...). */
+bool agent_supported(int pid, char *why, size_t whylen);
+
+/* Maps the agent and its shared region into t (th stopped, and every
+ * other thread too, or none exists).  0, or -1 with a one-line reason. */
+int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
+
+/* Redirects the intercepted functions that module m exports (th stopped;
+ * a module already in use only with every thread stopped).  Returns how
+ * many were placed; *refused gets how many could not be patched. */
+unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
+                            unsigned *refused);
+/* The module map changed (a rendezvous): the unwind rows the agent uses are
+ * forgotten (a pc with no module may have one now). */
+void agent_rows_clear(struct tracee *t);
+/* The module at module_start was unmapped: its patches are gone with it. */
+void agent_module_gone(struct tracee *t, uint64_t module_start);
+
+/* Replays what the rings hold.  force: everything, even records that a
+ * thread still inside a call could precede (the process is gone or every
+ * thread is stopped for good).  Returns the number of calls replayed. */
+unsigned agent_drain(struct tracee *t, bool force);
+/* The fd to poll for "a ring is full" (-1: none) and how long the loop may
+ * sleep before draining again (ms; -1: no agent). */
+int agent_poll_fd(const struct tracee *t);
+int agent_poll_timeout(const struct tracee *t);
+void agent_doorbell(struct tracee *t);
+
+/* A thread exited: its slot's thread id is fetched again by the next
+ * thread that reuses it. */
+void agent_thread_exit(struct tracee *t, int tid);
+/* Every thread stopped: patches out, agent unmapped when no thread is
+ * inside it (else left inert).  Drains first. */
+void agent_stop(struct tracee *t);
+/* exec: the image is gone; forget it (drains first). */
+void agent_forget(struct tracee *t);
+/* A forked child (its memory a copy of t's): patches undone and the agent
+ * switched off in the child's memory, so the child never writes into the
+ * parent's rings. */
+void agent_release_child(struct tracee *t, int child_pid);
+
+/* For status: ring waits, calls replayed, calls not recorded. */
+struct agent_stats {
+    uint64_t waits, calls, lost, patched;
+    uint64_t unwound_in_target, raw_stacks;  /* calls whose stack came each way */
+};
+bool agent_get_stats(const struct tracee *t, struct agent_stats *out);
+
+/* The agent's own memory in the target (its image, the shared region):
+ * up to 2 ranges, which the leak scan does not take for roots. */
+unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2]);
+
+void agent_free(struct tracee *t);
+
+/* agent_ring.c: the decoder of one ring (untrusted: the target writes it),
+ * for the tracer and the fuzzer.  ring holds ring_size bytes; the header of
+ * the record committed at position tail (pad records skipped) is copied
+ * into *copy and checked: 1 with *stack (its stack_len bytes, inside the
+ * ring: perf, the copy is not copied again; the target may still change
+ * them, but never their place or length) and *next_tail; 0 when nothing is
+ * committed there yet (*next_tail past the pads); -1 when malformed. */
+struct agent_rec;
+int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
+
+#endif

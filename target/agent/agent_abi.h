@@ -1,0 +1,164 @@
+/* The layout shared by the in-process agent (target/agent/payload/, built
+ * freestanding and injected into the traced process) and the tracer's side
+ * of the agent engine (the .c files of target/agent).  Only fixed-width types: the
+ * agent has no libc.
+ *
+ * Memory in the target:
+ *   agent image   text r-x (header, entry, handlers), then data rw- (struct
+ *                 agent_data: the function table and the allocator ranges,
+ *                 written by the tracer through /proc/PID/mem);
+ *   shared region a memfd mapped in the target and in the tracer: struct
+ *                 agent_ctl, AGENT_SLOTS thread slots, then one ring of
+ *                 AGENT_RING_SIZE bytes per slot.
+ * A thread owns the slot whose key is its thread pointer (fs base); only
+ * that thread writes its ring, only the tracer consumes it.  Everything the
+ * tracer reads from the shared region is untrusted. */
+#ifndef MT_AGENT_AGENT_ABI_H
+#define MT_AGENT_AGENT_ABI_H
+
+#include <stdint.h>
+
+#define AGENT_MAGIC 0x3154474145544d4dull /* "MMTEAGT1" */
+#define AGENT_VERSION 1
+#define AGENT_MAX_FNS 256
+#define AGENT_MAX_RANGES 16
+#define AGENT_SLOTS 256
+#define AGENT_RING_SIZE (512u * 1024u)
+#define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
+#define AGENT_CTL_SIZE 65536u
+#define AGENT_ROWS 65536u /* the unwind rows the tracer compiled (struct agent_row) */
+#define AGENT_ROWS_OFF AGENT_CTL_SIZE
+#define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
+#define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
+
+/* One CFI row in the form the agent unwinds with (x86_64): keyed by the pc
+ * looked up (the entry for frame 0, return address - 1 above it), written
+ * by the tracer (val first, then key), read by the agent.  val packs:
+ *   bits 0-31  CFA offset (signed), from rsp or (bit 60) rbp
+ *   bits 32-47 where rbp was saved, CFA-relative (signed); 0x8000: unchanged
+ *   bits 48-55 where the return address is, CFA-relative (signed)
+ *   bits 56-59 kind: AGENT_ROW_STEP, or AGENT_ROW_STOP (no CFI: the
+ *              unwind ends here) or AGENT_ROW_OUTERMOST (_start, clone)
+ * A pc without an entry, or a row the form cannot hold (a DWARF
+ * expression, a signal frame, a CFA on another register), makes the agent
+ * send the raw stack instead. */
+struct agent_row {
+    uint64_t key;
+    uint64_t val;
+};
+#define AGENT_ROW_STEP 1u
+#define AGENT_ROW_STOP 2u
+#define AGENT_ROW_OUTERMOST 3u
+#define AGENT_ROW_BP_SAME 0x8000u
+#define AGENT_ROW_CFA_BP (1ull << 60)
+#define AGENT_ROW_VAL(kind, cfa_bp, cfa_off, bp_off, ra_off)                                  \
+    ((uint64_t)(uint32_t)(int32_t)(cfa_off) | ((uint64_t)(uint16_t)(bp_off) << 32) |          \
+     ((uint64_t)(uint8_t)(int8_t)(ra_off) << 48) | ((uint64_t)(kind) << 56) |                 \
+     ((cfa_bp) ? AGENT_ROW_CFA_BP : 0))
+static inline uint32_t agent_row_hash(uint64_t pc)
+{
+    return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (AGENT_ROWS - 1);
+}
+
+/* agent_data.state */
+#define AGENT_OFF 0    /* every call passes straight through */
+#define AGENT_ACTIVE 1 /* calls are recorded */
+#define AGENT_GONE 2   /* the tracer died: pass through for good */
+
+/* agent_fn.flags */
+#define AGENT_FN_RELEASE 1u   /* free-like: recorded at entry, no return */
+#define AGENT_FN_MAP 2u       /* mmap family */
+#define AGENT_FN_MEMALIGN 4u  /* posix_memalign: the pointer it stored is sent */
+
+/* At offset 0 of the image. */
+struct agent_header {
+    uint64_t magic;
+    uint32_t entry_off;  /* the common entry every stub jumps to */
+    uint32_t data_off;   /* struct agent_data, page aligned */
+    uint32_t text_size;  /* [0, text_size) is r-x */
+    uint32_t total_size; /* text + data + bss, page aligned */
+};
+
+struct agent_fn {
+    uint64_t orig;  /* the displaced first instructions, then a jump back */
+    uint64_t entry; /* the function itself */
+    uint32_t flags;
+    uint32_t pad;
+};
+
+struct agent_range {
+    uint64_t lo, hi;
+};
+
+/* The agent's private data page (rw-, not shared). */
+struct agent_data {
+    uint32_t state;        /* AGENT_OFF / ACTIVE / GONE */
+    int32_t pid;           /* the target's pid (process_vm_readv on itself) */
+    int32_t tracer_pidfd;  /* readable once the tracer is gone; -1: none */
+    uint32_t nranges;
+    int32_t doorbell_fd;   /* a full ring writes a byte here (the tracer polls it); -1: none */
+    uint32_t pad;
+    uint64_t shared;       /* address of the shared region in the target */
+    uint32_t depth;        /* frames kept per call (-d) */
+    uint32_t use_rows;     /* unwind in the target with the rows (else raw stacks only) */
+    uint64_t text_lo, text_hi;    /* the agent's own code */
+    struct agent_range static_exe; /* a static executable: its calls are the program's */
+    struct agent_range alloc[AGENT_MAX_RANGES]; /* modules whose functions are intercepted */
+    struct agent_fn fns[AGENT_MAX_FNS];
+};
+
+/* One per thread, in the shared region.  Fields marked (T) are written by
+ * the tracer, the rest by the owning thread. */
+struct agent_slot {
+    uint64_t key;        /* fs base (1 before the thread pointer is set); 0: free */
+    int32_t tid;         /* (T may clear it: the thread exited; refetched) */
+    uint32_t depth;      /* open recorded calls (only the outermost counts) */
+    uint64_t inflight;   /* 0 idle; 1 entering; else the entry time of the open call */
+    uint64_t reserve;    /* next ring position to write */
+    uint64_t tail;       /* (T) ring position consumed up to */
+    uint32_t tail_seq;   /* (T) bumped with tail: the futex a full ring waits on */
+    uint32_t waiting;    /* the thread sleeps on tail_seq */
+    uint64_t waits;      /* times the ring was full */
+    uint64_t stack_lo, stack_hi; /* (T) the mapping holding this thread's stack */
+    uint32_t busy;       /* the thread is inside the agent (a signal handler's call passes) */
+    uint32_t pad;
+    uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler) */
+    uint64_t reserved[5];
+};
+
+struct agent_ctl {
+    uint64_t magic;
+    uint64_t heartbeat;  /* (T) */
+    uint64_t lost;       /* calls passed unrecorded: no free slot */
+    uint64_t pad[5];
+    struct agent_slot slots[AGENT_SLOTS];
+};
+
+#define AGENT_REC_CALL 1 /* then the raw stack from rsp */
+#define AGENT_REC_PAD 2
+#define AGENT_REC_PCS 3  /* then the stack already unwound: stack_len / 8 pcs */
+
+/* A record in a ring; never wraps (a pad record fills the end instead). */
+struct agent_rec {
+    uint64_t pos;        /* its ring position + 1, stored last: the commit (zeroed
+                          * memory is never a committed record) */
+    uint32_t len;        /* whole record, multiple of 8 */
+    uint16_t kind;
+    uint16_t fn;         /* index into agent_data.fns */
+    int32_t tid;
+    uint32_t stack_len;  /* bytes of stack copied from rsp */
+    uint64_t t_entry, t_exit;
+    uint64_t args[6];
+    uint64_t ret;        /* return value (releases: 0) */
+    uint64_t out;        /* posix_memalign: the pointer stored */
+    uint64_t ra;         /* the return address at entry */
+    /* registers at the function's entry */
+    uint64_t rsp, rbp, rbx, r12, r13, r14, r15;
+    /* then stack_len bytes from rsp, padded to 8 */
+};
+
+_Static_assert(sizeof(struct agent_slot) == 128, "agent_slot is two cache lines");
+_Static_assert(sizeof(struct agent_ctl) <= AGENT_CTL_SIZE, "agent_ctl fits its pages");
+_Static_assert(sizeof(struct agent_rec) % 8 == 0, "records stay 8-aligned");
+
+#endif

@@ -1,0 +1,567 @@
+/* The agent engine's tracer side: injection, patching, detach, fork. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "shared/xalloc.h"
+#include "target/agent/agent_internal.h"
+#include "target/tracer/guardian.h"
+#include "target/tracer/modules.h"
+#include "target/tracer/tracee.h"
+#include "target/tracer/world.h"
+
+#if defined(__x86_64__)
+#include "arch/x86_patch.h"
+#endif
+
+#ifdef SYS_mmap2
+#define MMAP_SYSCALL SYS_mmap2 /* offsets here are 0: the same call */
+#else
+#define MMAP_SYSCALL SYS_mmap
+#endif
+
+/* The agent image, built by the Makefile from target/agent/payload/ (empty
+ * where no agent exists for the CPU). */
+extern const unsigned char mt_agent_blob[];
+extern const unsigned long mt_agent_blob_len;
+
+bool agent_parse_engine(const char *s, enum tracer_engine *out)
+{
+    if (strcmp(s, "agent") == 0)
+        *out = ENGINE_AGENT;
+    else if (strcmp(s, "ptrace") == 0)
+        *out = ENGINE_PTRACE;
+    else
+        return false;
+    return true;
+}
+
+const char *agent_engine_name(const struct tracee *t)
+{
+    return t && (t->agent || t->agent_used) ? "agent" : "ptrace";
+}
+
+static bool read_header(struct agent_header *h)
+{
+    if (mt_agent_blob_len < sizeof(*h))
+        return false;
+    memcpy(h, mt_agent_blob, sizeof(*h));
+    return h->magic == AGENT_MAGIC && h->entry_off < h->text_size &&
+           h->text_size <= h->data_off && h->data_off + sizeof(struct agent_data) <= h->total_size &&
+           h->total_size >= mt_agent_blob_len && h->text_size % 4096 == 0 &&
+           h->data_off % 4096 == 0 && h->total_size % 4096 == 0;
+}
+
+bool agent_engine_built(void)
+{
+    struct agent_header h;
+    return read_header(&h);
+}
+
+bool agent_supported(int pid, char *why, size_t whylen)
+{
+    struct agent_header h;
+    if (!read_header(&h)) {
+        snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
+        return false;
+    }
+    /* The agent finds its thread's slot by the thread pointer, read with
+     * rdfsbase: the kernel must allow it (AT_HWCAP2 bit 1). */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t hwcap2 = 0;
+    if (fd >= 0) {
+        uint64_t av[2];
+        while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != 0)
+            if (av[0] == 26 /* AT_HWCAP2 */)
+                hwcap2 = av[1];
+        close(fd);
+    }
+    if (!(hwcap2 & 2)) {
+        snprintf(why, whylen, "the CPU or kernel does not allow rdfsbase (no FSGSBASE in AT_HWCAP2)");
+        return false;
+    }
+    return true;
+}
+
+/* --- system calls run in the target --------------------------------------- */
+
+static int64_t target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
+                           uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+    const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
+    uint64_t ret = 0;
+    int rc = inject_syscall(t, th, nr, args, &ret);
+    if (rc < 0)
+        return rc;
+    return (int64_t)ret;
+}
+
+static bool failed(int64_t r) { return r < 0 && r > -4096; }
+
+/* A scratch area on th's stack, below the red zone. */
+static uint64_t stack_scratch(struct thread *th)
+{
+    struct arch_regs regs;
+    if (arch_get_regs(th->tid, &regs) < 0)
+        return 0;
+    return (arch_sp(&regs) - ARCH_STACK_REDZONE - 512) & ~(uint64_t)15;
+}
+
+void agent_write_data(struct tracee *t)
+{
+    struct agent_engine *a = t->agent;
+    target_mem_write(&t->mem, a->image + a->hdr.data_off, &a->data, sizeof(a->data));
+}
+
+static void undo_start(struct tracee *t, struct thread *th, struct agent_engine *a, int64_t memfd,
+                       int64_t pidfd, int64_t pipe_w)
+{
+    if (a->image)
+        target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
+    if (a->shared)
+        target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+    if (memfd >= 0)
+        target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+    if (pidfd >= 0)
+        target_call(t, th, SYS_close, (uint64_t)pidfd, 0, 0, 0, 0, 0);
+    if (pipe_w >= 0)
+        target_call(t, th, SYS_close, (uint64_t)pipe_w, 0, 0, 0, 0, 0);
+    if (a->target_doorbell_r >= 0)
+        target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
+    if (a->map)
+        munmap(a->map, AGENT_SHARED_SIZE);
+    if (a->doorbell_fd >= 0)
+        close(a->doorbell_fd);
+    free(a);
+}
+
+static int open_target_fd(pid_t pid, int64_t fd, int flags)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
+    return open(path, flags | O_CLOEXEC);
+}
+
+int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
+{
+    if (!agent_supported(t->pid, why, whylen))
+        return -1;
+    struct agent_engine *a = xcalloc(1, sizeof(*a));
+    a->doorbell_fd = -1;
+    a->target_doorbell_fd = -1;
+    a->target_doorbell_r = -1;
+    read_header(&a->hdr);
+    int64_t memfd = -1, pidfd = -1, pipe_w = -1, pipe_r = -1;
+    uint64_t scratch = stack_scratch(th);
+    static const char name[] = "memtrace-agent";
+    if (!scratch || target_mem_write(&t->mem, scratch, name, sizeof(name)) < 0) {
+        snprintf(why, whylen, "cannot write to the target's stack");
+        goto fail;
+    }
+    memfd = target_call(t, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+    if (failed(memfd)) {
+        snprintf(why, whylen, "memfd_create in the target: %s", strerror((int)-memfd));
+        memfd = -1;
+        goto fail;
+    }
+    int64_t r = target_call(t, th, SYS_ftruncate, (uint64_t)memfd, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+    if (failed(r)) {
+        snprintf(why, whylen, "ftruncate in the target: %s", strerror((int)-r));
+        goto fail;
+    }
+    r = target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+                    (uint64_t)memfd, 0);
+    if (failed(r)) {
+        snprintf(why, whylen, "mmap of the shared region in the target: %s", strerror((int)-r));
+        goto fail;
+    }
+    a->shared = (uint64_t)r;
+    int lfd = open_target_fd(t->pid, memfd, O_RDWR);
+    if (lfd < 0) {
+        snprintf(why, whylen, "cannot open the target's memfd: %s", strerror(errno));
+        goto fail;
+    }
+    void *map = mmap(NULL, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
+    close(lfd);
+    if (map == MAP_FAILED) {
+        snprintf(why, whylen, "mmap of the shared region: %s", strerror(errno));
+        goto fail;
+    }
+    a->map = map;
+    target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+    memfd = -1;
+
+    /* The doorbell: a full ring writes a byte the event loop polls for. */
+    if (target_call(t, th, SYS_pipe2, scratch + 64, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0) == 0) {
+        int32_t fds[2];
+        if (target_mem_read(&t->mem, scratch + 64, fds, sizeof(fds)) == 0) {
+            pipe_r = fds[0];
+            pipe_w = fds[1];
+            a->doorbell_fd = open_target_fd(t->pid, pipe_r, O_RDONLY | O_NONBLOCK);
+            /* The target keeps its read end: a dead tracer's closed end
+             * must never make the agent's write raise SIGPIPE. */
+            a->target_doorbell_r = (int)pipe_r;
+        }
+    }
+    /* The tracer's death: a pidfd of ours turns readable. */
+    pidfd = target_call(t, th, SYS_pidfd_open, (uint64_t)getpid(), 0, 0, 0, 0, 0);
+    if (failed(pidfd))
+        pidfd = -1;
+
+    r = target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
+                    MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+    if (failed(r)) {
+        snprintf(why, whylen, "mmap of the agent in the target: %s", strerror((int)-r));
+        goto fail;
+    }
+    a->image = (uint64_t)r;
+    /* Never writable and executable at once: the text is written through
+     * /proc/PID/mem into its r-x mapping, the data pages become rw-. */
+    r = target_call(t, th, SYS_mprotect, a->image + a->hdr.data_off,
+                    a->hdr.total_size - a->hdr.data_off, PROT_READ | PROT_WRITE, 0, 0, 0);
+    if (failed(r) || target_mem_write(&t->mem, a->image, mt_agent_blob, mt_agent_blob_len) < 0) {
+        snprintf(why, whylen, "cannot write the agent into the target");
+        goto fail;
+    }
+    struct agent_ctl *ctl = (struct agent_ctl *)a->map;
+    ctl->magic = AGENT_MAGIC;
+    a->data.state = AGENT_ACTIVE;
+    a->data.pid = t->pid;
+    a->data.tracer_pidfd = (int32_t)pidfd;
+    a->data.shared = a->shared;
+    a->data.text_lo = a->image;
+    a->data.text_hi = a->image + a->hdr.text_size;
+    a->data.depth = t->opts.depth;
+    /* MEMTRACE_AGENT_ROWS=0: raw stacks only, every stack unwound by the
+     * tracer (the tests compare both ways). */
+    const char *rows = getenv("MEMTRACE_AGENT_ROWS");
+    a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
+    a->target_doorbell_fd = (int)pipe_w;
+    a->data.doorbell_fd = (int32_t)pipe_w;
+    t->agent = a;
+    t->agent_used = true;
+    agent_write_data(t);
+    /* If the tracer dies, the guardian switches the agent off at once (the
+     * pidfd tells the agent too, at its next full ring). */
+    guardian_note_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state),
+                         AGENT_GONE, AGENT_ACTIVE, 4);
+    return 0;
+fail:
+    undo_start(t, th, a, memfd, pidfd, pipe_w);
+    return -1;
+}
+
+/* --- patches ---------------------------------------------------------------- */
+
+__attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
+{
+    uint32_t f = 0;
+    if (fn->releases)
+        f |= AGENT_FN_RELEASE;
+    if (intercept_is_map_op(fn->op))
+        f |= AGENT_FN_MAP;
+    if (fn->op == OP_POSIX_MEMALIGN)
+        f |= AGENT_FN_MEMALIGN;
+    return f;
+}
+
+static bool patched_name(const struct agent_engine *a, const char *name, uint64_t addr)
+{
+    for (unsigned i = 0; i < a->npatches; i++)
+        if (a->patches[i].active &&
+            (a->patches[i].addr == addr || strcmp(a->patches[i].fn->name, name) == 0))
+            return true;
+    return false;
+}
+
+/* A stopped thread whose PC is inside bytes about to be replaced steps
+ * out of them first. */
+__attribute__((unused)) static void step_out(struct tracee *t, uint64_t lo, uint64_t hi)
+{
+    for (unsigned i = 0; i < t->threads_cap; i++) {
+        struct thread *th = t->threads[i];
+        if (!th || th->state != THREAD_STOPPED)
+            continue;
+        for (int n = 0; n < 16; n++) {
+            struct arch_regs regs;
+            if (arch_get_regs(th->tid, &regs) < 0)
+                break;
+            uint64_t pc = arch_pc(&regs);
+            if (pc <= lo || pc >= hi)
+                break;
+            struct stop st;
+            if (ptrace(PTRACE_SINGLESTEP, th->tid, NULL, NULL) < 0 ||
+                stop_next(th->tid, 0, &st) < 1 || st.kind == STOP_GONE)
+                break;
+            if (st.kind == STOP_SIGNAL && !th->resume_signal)
+                th->resume_signal = st.sig;
+        }
+    }
+}
+
+#if defined(__x86_64__)
+static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
+                     const struct intercept_fn *fn)
+{
+    struct agent_engine *a = t->agent;
+    if (a->npatches >= AGENT_MAX_FNS)
+        return -ENOSPC;
+    uint8_t code[32];
+    size_t avail = target_mem_read_partial(&t->mem, addr, code, sizeof(code));
+    if (avail < X86_PATCH_JMP_LEN)
+        return -EFAULT;
+    uint64_t slot = 0;
+    int rc = scratch_reserve_slot(t, th, m->start, &slot);
+    if (rc < 0)
+        return rc;
+    uint8_t bytes[SCRATCH_SLOT_SIZE];
+    unsigned covered = 0;
+    const char *why = NULL;
+    size_t n = x86_patch_relocate(code, avail, addr, slot + X86_PATCH_STUB_LEN,
+                                  bytes + X86_PATCH_STUB_LEN, sizeof(bytes) - X86_PATCH_STUB_LEN,
+                                  &covered, &why);
+    uint8_t jump[X86_PATCH_MAX_COVER];
+    if (!n || x86_patch_jump(jump, covered, addr, slot) < 0) {
+        mt_warn("%s in %s: %s; not intercepted", fn->name, m->path, why ? why : "stub out of reach");
+        return -ENOTSUP;
+    }
+    unsigned idx = a->npatches;
+    x86_patch_stub(bytes, idx, a->image + a->hdr.entry_off);
+    if ((rc = target_mem_write(&t->mem, slot, bytes, X86_PATCH_STUB_LEN + n)) < 0)
+        return rc;
+    a->data.fns[idx].orig = slot + X86_PATCH_STUB_LEN;
+    a->data.fns[idx].entry = addr;
+    a->data.fns[idx].flags = fn_flags(fn);
+    uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
+    if ((rc = target_mem_write(&t->mem, a->image + fn_off, &a->data.fns[idx], sizeof(struct agent_fn))) < 0)
+        return rc;
+    step_out(t, addr, addr + covered);
+    struct agent_patch *p = &a->patches[idx];
+    memset(p, 0, sizeof(*p));
+    memcpy(p->orig, code, covered);
+    if ((rc = target_mem_write(&t->mem, addr, jump, covered)) < 0)
+        return rc;
+    p->addr = addr;
+    p->slot = slot;
+    p->module_start = m->start;
+    p->fn = fn;
+    p->covered = covered;
+    p->active = true;
+    a->npatches++;
+    return 0;
+}
+#else
+static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
+                     const struct intercept_fn *fn)
+{
+    (void)t, (void)th, (void)m, (void)addr, (void)fn;
+    return -ENOTSUP;
+}
+#endif
+
+static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
+{
+    for (uint32_t i = 0; i < a->data.nranges; i++)
+        if (a->data.alloc[i].lo == lo)
+            return;
+    if (a->data.nranges < AGENT_MAX_RANGES) {
+        a->data.alloc[a->data.nranges].lo = lo;
+        a->data.alloc[a->data.nranges].hi = hi;
+        a->data.nranges++;
+    }
+}
+
+unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m, unsigned *refused)
+{
+    struct agent_engine *a = t->agent;
+    unsigned placed = 0;
+    *refused = 0;
+    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        uint64_t addr = module_export_addr(t->modules, m, fn->name);
+        if (!addr || patched_name(a, fn->name, addr))
+            continue;
+        int rc = patch_one(t, th, m, addr, fn);
+        if (rc == 0)
+            placed++;
+        else
+            (*refused)++;
+    }
+    if (placed) {
+        add_range(a, m->start, m->end);
+        if (module_is_static_executable(t->modules, m->start)) {
+            a->data.static_exe.lo = m->start;
+            a->data.static_exe.hi = m->end;
+        }
+        agent_write_data(t);
+    }
+    return placed;
+}
+
+void agent_module_gone(struct tracee *t, uint64_t module_start)
+{
+    struct agent_engine *a = t->agent;
+    if (!a)
+        return;
+    for (unsigned i = 0; i < a->npatches; i++)
+        if (a->patches[i].module_start == module_start)
+            a->patches[i].active = false; /* its index stays: records may name it */
+    for (uint32_t i = 0; i < a->data.nranges; i++)
+        if (a->data.alloc[i].lo == module_start) {
+            a->data.alloc[i] = a->data.alloc[--a->data.nranges];
+            a->data.alloc[a->data.nranges].lo = a->data.alloc[a->data.nranges].hi = 0;
+            agent_write_data(t);
+            break;
+        }
+}
+
+/* --- the end ------------------------------------------------------------- */
+
+static bool inside(uint64_t pc, uint64_t lo, uint64_t len) { return pc >= lo && pc - lo < len; }
+
+/* Is any thread inside the agent, or inside a call it made? */
+static bool agent_busy(struct tracee *t)
+{
+    struct agent_engine *a = t->agent;
+    for (unsigned i = 0; i < t->threads_cap; i++) {
+        struct thread *th = t->threads[i];
+        struct arch_regs regs;
+        if (!th || arch_get_regs(th->tid, &regs) < 0)
+            continue;
+        uint64_t pc = arch_pc(&regs);
+        if (inside(pc, a->image, a->hdr.total_size))
+            return true;
+        for (unsigned k = 0; k < a->npatches; k++)
+            if (inside(pc, a->patches[k].slot, AGENT_STUB_GUARD))
+                return true;
+    }
+    const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;
+    for (unsigned s = 0; s < AGENT_SLOTS; s++)
+        if (ctl->slots[s].key && ctl->slots[s].depth)
+            return true;
+    return false;
+}
+
+static struct thread *any_stopped(struct tracee *t)
+{
+    struct thread *best = NULL;
+    for (unsigned i = 0; i < t->threads_cap; i++) {
+        struct thread *th = t->threads[i];
+        if (th && th->state == THREAD_STOPPED && (!best || th->tid == t->pid))
+            best = th;
+    }
+    return best;
+}
+
+static void release_local(struct tracee *t)
+{
+    struct agent_engine *a = t->agent;
+    guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
+    if (a->map)
+        munmap(a->map, AGENT_SHARED_SIZE);
+    if (a->doorbell_fd >= 0)
+        close(a->doorbell_fd);
+    agent_ring_free(a);
+    free(a);
+    t->agent = NULL;
+}
+
+void agent_stop(struct tracee *t)
+{
+    struct agent_engine *a = t->agent;
+    if (!a)
+        return;
+    agent_drain(t, true);
+    a->data.state = AGENT_OFF;
+    agent_write_data(t);
+    unsigned undone = 0;
+    for (unsigned i = 0; i < a->npatches; i++) {
+        struct agent_patch *p = &a->patches[i];
+        if (p->active && target_mem_write(&t->mem, p->addr, p->orig, p->covered) == 0)
+            undone++;
+        p->active = false;
+    }
+    struct thread *th = any_stopped(t);
+    /* A thread inside the agent (waiting for room in its ring, or in a
+     * call the agent made) leaves it by itself now that the agent is off
+     * and no function leads into it: let the threads run a moment. */
+    for (int tries = 0; th && agent_busy(t) && tries < 20; tries++) {
+        for (unsigned i = 0; i < t->threads_cap; i++)
+            if (t->threads[i])
+                thread_resume_stopped(t->threads[i]);
+        struct timespec pause = {0, 2000000L << (tries < 5 ? tries : 5)};
+        nanosleep(&pause, NULL);
+        struct world_stop ws;
+        tracer_stop_world(t, &ws);
+        free(ws.stopped);
+        th = any_stopped(t);
+    }
+    if (th && !agent_busy(t)) {
+        if (a->data.tracer_pidfd >= 0)
+            target_call(t, th, SYS_close, (uint64_t)a->data.tracer_pidfd, 0, 0, 0, 0, 0);
+        if (a->target_doorbell_fd >= 0)
+            target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_fd, 0, 0, 0, 0, 0);
+        if (a->target_doorbell_r >= 0)
+            target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
+        target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
+        target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+        mt_info("agent engine: %u patches removed, agent unmapped", undone);
+    } else {
+        mt_info("agent engine: %u patches removed; a thread is inside the agent, which stays "
+                "mapped and switched off", undone);
+    }
+    release_local(t);
+}
+
+void agent_forget(struct tracee *t)
+{
+    if (!t->agent)
+        return;
+    agent_drain(t, true);
+    release_local(t);
+}
+
+void agent_release_child(struct tracee *t, int child_pid)
+{
+    struct agent_engine *a = t->agent;
+    if (!a)
+        return;
+    struct target_mem cm;
+    if (target_mem_open(&cm, child_pid) < 0)
+        return;
+    for (unsigned i = 0; i < a->npatches; i++)
+        if (a->patches[i].active)
+            target_mem_write(&cm, a->patches[i].addr, a->patches[i].orig, a->patches[i].covered);
+    uint32_t off = AGENT_OFF;
+    target_mem_write(&cm, a->image + a->hdr.data_off + offsetof(struct agent_data, state), &off,
+                     sizeof(off));
+    target_mem_close(&cm);
+}
+
+unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2])
+{
+    const struct agent_engine *a = t->agent;
+    if (!a)
+        return 0;
+    lo[0] = a->image;
+    len[0] = a->hdr.total_size;
+    lo[1] = a->shared;
+    len[1] = AGENT_SHARED_SIZE;
+    return 2;
+}
+
+void agent_free(struct tracee *t)
+{
+    if (t->agent)
+        release_local(t);
+}

@@ -1,0 +1,56 @@
+/* The agent engine's state in the tracer (the .c files of target/agent). */
+#ifndef MT_AGENT_AGENT_INTERNAL_H
+#define MT_AGENT_AGENT_INTERNAL_H
+
+#include "target/agent/agent.h"
+#include "target/agent/agent_abi.h"
+#include "target/tracer/intercept.h"
+
+/* Bytes at the start of a patch slot that jump into the agent (a thread
+ * there is on its way into the agent's text). */
+#define AGENT_STUB_GUARD 20
+
+struct agent_patch {
+    uint64_t addr;              /* the function's entry */
+    uint64_t slot;              /* stub, then the displaced copy */
+    uint64_t module_start;
+    const struct intercept_fn *fn;
+    uint8_t orig[16];           /* bytes the jump replaced */
+    unsigned covered;
+    bool active;
+};
+
+struct agent_engine {
+    uint64_t image;             /* the agent's image in the target */
+    struct agent_header hdr;
+    uint64_t shared;            /* the shared region in the target */
+    uint8_t *map;               /* ... and in the tracer */
+    struct agent_data data;     /* the tracer's copy of the agent's data page */
+    int doorbell_fd;            /* read end of the target's pipe; -1: none */
+    int target_doorbell_fd;     /* the target's write end */
+    int target_doorbell_r;      /* the target's read end, kept open */
+    struct agent_patch patches[AGENT_MAX_FNS];
+    unsigned npatches;
+    uint64_t tails[AGENT_SLOTS];/* consumed positions: the tracer's own */
+    bool broken[AGENT_SLOTS];   /* a malformed ring is read no more */
+    bool stack_known[AGENT_SLOTS];
+    struct agent_rec head[AGENT_SLOTS]; /* the next record of each ring, copied */
+    const uint8_t *head_stack_bytes[AGENT_SLOTS]; /* its stack, in the ring */
+    const struct agent_rec *head_rec[AGENT_SLOTS];
+    uint64_t head_next[AGENT_SLOTS];
+    unsigned head_part[AGENT_SLOTS]; /* realloc: 0 its release, 1 its allocation */
+    uint32_t head_stack[AGENT_SLOTS];
+    uint64_t calls, waits_seen;
+    bool last_drain_busy;
+    struct thread *dummy;       /* records of a thread already gone */
+    uint64_t raw_records, pcs_records;
+    uint32_t rows;              /* entries in the shared row table */
+};
+
+/* agent_inject.c */
+void agent_write_data(struct tracee *t);
+void agent_ring_free(struct agent_engine *a);
+/* agent_rows.c */
+void agent_learn_rows(struct tracee *t, uint32_t stack_id);
+
+#endif

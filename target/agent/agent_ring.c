@@ -1,0 +1,384 @@
+/* The agent's rings, read by the tracer: the decoder (the target writes the
+ * rings: every record is copied out, then checked), the merge of all
+ * threads' rings in time order, and the replay of each call into the books
+ * through the breakpoint engine's own code (target/tracer/calls.c). */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shared/log.h"
+#include "shared/xalloc.h"
+#include "target/agent/agent_internal.h"
+#include "target/heap/heap.h"
+#include "target/tracer/calls.h"
+#include "target/tracer/misuse.h"
+#include "target/tracer/tracee.h"
+
+int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail)
+{
+    for (int pads = 0; pads < 2; pads++) {
+        uint64_t off = tail % ring_size;
+        if (off % 8 || ring_size - off < 16)
+            return -1;
+        uint64_t pos;
+        memcpy(&pos, ring + off, sizeof(pos));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (pos != tail + 1) {
+            *next_tail = tail;
+            return 0;
+        }
+        uint32_t len;
+        uint16_t kind;
+        memcpy(&len, ring + off + 8, sizeof(len));
+        memcpy(&kind, ring + off + 12, sizeof(kind));
+        if (len < 16 || len % 8 || len > ring_size - off)
+            return -1;
+        if (kind == AGENT_REC_PAD) {
+            /* Only at the ring's end. */
+            if (off + len != ring_size)
+                return -1;
+            tail += len;
+            continue;
+        }
+        if ((kind != AGENT_REC_CALL && kind != AGENT_REC_PCS) || len < sizeof(struct agent_rec))
+            return -1;
+        memcpy(copy, ring + off, sizeof(*copy));
+        /* Checked on the copy: the target cannot change it any more. */
+        if (copy->len != len || copy->kind != kind || copy->fn >= nfns ||
+            copy->stack_len > AGENT_STACK_MAX ||
+            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len == 0)) ||
+            sizeof(*copy) + ((uint64_t)copy->stack_len + 7) / 8 * 8 != len)
+            return -1;
+        *stack = ring + off + sizeof(*copy);
+        *next_tail = tail + len;
+        return 1;
+    }
+    return -1;
+}
+
+void agent_ring_free(struct agent_engine *a)
+{
+    free(a->dummy);
+}
+
+static inline uint64_t tsc_now(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+#else
+    return UINT64_MAX;
+#endif
+}
+
+static bool two_parts(const struct intercept_fn *fn)
+{
+    return fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY;
+}
+
+/* When a record's part happened: a release before the function ran, an
+ * allocation after it returned. */
+static uint64_t part_time(const struct agent_engine *a, unsigned s)
+{
+    const struct agent_rec *r = a->head_rec[s];
+    const struct intercept_fn *fn = a->patches[r->fn].fn;
+    if (fn->releases || (two_parts(fn) && a->head_part[s] == 0))
+        return r->t_entry;
+    return r->t_exit;
+}
+
+/* The mapping that holds a thread's stack: the agent then copies from it
+ * without a system call. */
+static void learn_stack(struct tracee *t, struct agent_slot *slot, uint64_t sp)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)t->pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 && sp >= lo && sp < hi) {
+            if (perms[0] == 'r' && perms[1] == 'w') {
+                __atomic_store_n(&slot->stack_hi, (uint64_t)hi, __ATOMIC_RELEASE);
+                __atomic_store_n(&slot->stack_lo, (uint64_t)lo, __ATOMIC_RELEASE);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
+{
+    uint64_t r;
+    *overflow = __builtin_mul_overflow(a, b, &r);
+    return r;
+}
+
+static void replay(struct tracee *t, unsigned s)
+{
+    struct agent_engine *a = t->agent;
+    const struct agent_rec *r = a->head_rec[s];
+    const uint8_t *stack = a->head_stack_bytes[s];
+    const struct agent_patch *p = &a->patches[r->fn];
+    const struct intercept_fn *fn = p->fn;
+    struct thread *th = thread_find(t, r->tid);
+    if (!th) {
+        if (!a->dummy)
+            a->dummy = xcalloc(1, sizeof(*a->dummy));
+        th = a->dummy;
+        th->tid = r->tid;
+    }
+    /* The registers at the function's entry, as a breakpoint stop shows
+     * them: the unwinder needs the PC, the stack pointer and the
+     * callee-saved registers. */
+    struct arch_regs regs;
+    memset(&regs, 0, sizeof(regs));
+#if defined(__x86_64__)
+    regs.user.rip = p->addr;
+    regs.user.rsp = r->rsp;
+    regs.user.rbp = r->rbp;
+    regs.user.rbx = r->rbx;
+    regs.user.r12 = r->r12;
+    regs.user.r13 = r->r13;
+    regs.user.r14 = r->r14;
+    regs.user.r15 = r->r15;
+    regs.user.rdi = r->args[0];
+    regs.user.rsi = r->args[1];
+    regs.user.rdx = r->args[2];
+    regs.user.rcx = r->args[3];
+    regs.user.r8 = r->args[4];
+    regs.user.r9 = r->args[5];
+#endif
+    bool raw = r->kind == AGENT_REC_CALL;
+    if (raw) {
+        t->snap = stack;
+        t->snap_base = r->rsp;
+        t->snap_len = r->stack_len;
+        a->raw_records++;
+    } else {
+        /* Unwound in the target already: every capture of this call is
+         * these pcs (capture.c). */
+        t->snap_pcs = (const uint64_t *)(const void *)stack;
+        t->snap_npcs = r->stack_len / 8;
+        a->pcs_records++;
+    }
+    uint64_t ret_addr = r->ra;
+    uint32_t learn_id = UINT32_MAX;
+
+    if (fn->releases) {
+        call_record_release(t, th, fn, &regs, r->args[0], ret_addr);
+        if (raw && a->data.use_rows)
+            learn_id = capture_stack(t, &regs);
+    } else if (two_parts(fn)) {
+        bool overflow = false;
+        uint64_t size = fn->op == OP_REALLOC ? r->args[1]
+                                              : checked_product(r->args[1], r->args[2], &overflow);
+        if (a->head_part[s] == 0) {
+            misuse_end_release_chain(th);
+            uint32_t id = capture_stack(t, &regs);
+            a->head_stack[s] = id;
+            learn_id = id;
+            if (r->args[0])
+                misuse_check_realloc(t, th, fn, r->args[0], id);
+            if (!overflow && r->args[0] && (r->ret || size == 0)) {
+                struct heap_block old;
+                if (heap_record_free(t->books, r->args[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
+                    misuse_reallocated(t, &old, id);
+            }
+        } else if (!overflow && r->ret) {
+            heap_record_alloc(t->books, r->ret, size, a->head_stack[s], ALLOC_MALLOC);
+        }
+    } else {
+        misuse_end_release_chain(th);
+        uint32_t id = capture_stack(t, &regs);
+        learn_id = id;
+        if (fn->op == OP_POSIX_MEMALIGN) {
+            if ((int)r->ret == 0 && r->out)
+                heap_record_alloc(t->books, r->out, r->args[2], id, ALLOC_MALLOC);
+        } else {
+            struct pending_call c;
+            memset(&c, 0, sizeof(c));
+            c.fn = fn;
+            memcpy(c.args, r->args, sizeof(c.args));
+            c.orig_ret = ret_addr;
+            c.ret_slot = r->rsp;
+            c.stack_id = id;
+            call_record_result(t, &c, r->ret);
+        }
+    }
+    t->snap = NULL;
+    t->snap_pcs = NULL;
+    if (raw && learn_id != UINT32_MAX && a->data.use_rows)
+        agent_learn_rows(t, learn_id);
+}
+
+/* The next record of ring s into its head; false when there is none. */
+static bool fetch_head(struct tracee *t, unsigned s)
+{
+    struct agent_engine *a = t->agent;
+    if (a->head_rec[s])
+        return true;
+    if (a->broken[s])
+        return false;
+    const uint8_t *ring = a->map + AGENT_RINGS_OFF + (uint64_t)s * AGENT_RING_SIZE;
+    int rc = agent_ring_next(ring, AGENT_RING_SIZE, a->tails[s], a->npatches, &a->head[s],
+                             &a->head_stack_bytes[s], &a->head_next[s]);
+    if (rc == 1)
+        a->head_rec[s] = &a->head[s];
+    if (rc < 0) {
+        a->broken[s] = true;
+        a->head_rec[s] = NULL;
+        mt_warn("agent: thread slot %u of process %d holds a malformed record at %" PRIu64
+                "; its calls are ignored from here on",
+                s, (int)t->pid, a->tails[s]);
+        return false;
+    }
+    if (rc == 0) {
+        a->head_rec[s] = NULL;
+        a->tails[s] = a->head_next[s]; /* past the pad records skipped */
+        return false;
+    }
+    a->head_part[s] = 0;
+    if (a->patches[a->head_rec[s]->fn].fn == NULL) {
+        a->broken[s] = true;
+        a->head_rec[s] = NULL;
+        return false;
+    }
+    return true;
+}
+
+static void consume_head(struct tracee *t, unsigned s)
+{
+    struct agent_engine *a = t->agent;
+    struct agent_slot *slot = &((struct agent_ctl *)a->map)->slots[s];
+    a->tails[s] = a->head_next[s];
+    a->head_rec[s] = NULL;
+    __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
+}
+
+unsigned agent_drain(struct tracee *t, bool force)
+{
+    struct agent_engine *a = t->agent;
+    if (!a)
+        return 0;
+    struct agent_ctl *ctl = (struct agent_ctl *)a->map;
+    ctl->heartbeat++;
+    /* Records stamped at or after the entry of a call still open in some
+     * thread wait: that call's own record may have to come first. */
+    uint64_t watermark = force ? UINT64_MAX : tsc_now();
+    unsigned active[AGENT_SLOTS], nactive = 0;
+    for (unsigned s = 0; s < AGENT_SLOTS; s++) {
+        struct agent_slot *slot = &ctl->slots[s];
+        if (!__atomic_load_n(&slot->key, __ATOMIC_ACQUIRE) || a->broken[s])
+            continue;
+        uint64_t in = __atomic_load_n(&slot->inflight, __ATOMIC_ACQUIRE);
+        if (!force && in && in < watermark)
+            watermark = in;
+        active[nactive++] = s;
+    }
+    unsigned n = 0;
+    for (;;) {
+        int best = -1;
+        uint64_t best_time = UINT64_MAX;
+        for (unsigned i = 0; i < nactive; i++) {
+            unsigned s = active[i];
+            if (!fetch_head(t, s))
+                continue;
+            uint64_t when = part_time(a, s);
+            if ((when < watermark || force) && (best < 0 || when < best_time)) {
+                best = (int)s;
+                best_time = when;
+            }
+        }
+        if (best < 0)
+            break;
+        unsigned s = (unsigned)best;
+        if (!a->stack_known[s]) {
+            a->stack_known[s] = true;
+            learn_stack(t, &ctl->slots[s], a->head_rec[s]->rsp);
+        }
+        replay(t, s);
+        if (two_parts(a->patches[a->head_rec[s]->fn].fn) && a->head_part[s] == 0) {
+            a->head_part[s] = 1;
+            continue;
+        }
+        consume_head(t, s);
+        n++;
+    }
+    /* The room made (pads skipped while looking included), and one wake-up
+     * per waiting thread. */
+    for (unsigned i = 0; i < nactive; i++) {
+        unsigned s = active[i];
+        struct agent_slot *slot = &ctl->slots[s];
+        if (__atomic_load_n(&slot->tail, __ATOMIC_RELAXED) != a->tails[s] && !a->head_rec[s])
+            __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
+        __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
+    a->calls += n;
+    a->last_drain_busy = n > 0;
+    return n;
+}
+
+int agent_poll_fd(const struct tracee *t) { return t && t->agent ? t->agent->doorbell_fd : -1; }
+
+int agent_poll_timeout(const struct tracee *t)
+{
+    if (!t || !t->agent)
+        return -1;
+    return t->agent->last_drain_busy ? 0 : 5;
+}
+
+void agent_doorbell(struct tracee *t)
+{
+    char buf[256];
+    if (t->agent && t->agent->doorbell_fd >= 0)
+        while (read(t->agent->doorbell_fd, buf, sizeof(buf)) > 0)
+            ;
+}
+
+void agent_thread_exit(struct tracee *t, int tid)
+{
+    struct agent_engine *a = t->agent;
+    if (!a)
+        return;
+    struct agent_ctl *ctl = (struct agent_ctl *)a->map;
+    for (unsigned s = 0; s < AGENT_SLOTS; s++)
+        if (ctl->slots[s].key && ctl->slots[s].tid == tid) {
+            /* The thread is stopped at its exit: no call of its is open. */
+            ctl->slots[s].tid = 0;
+            ctl->slots[s].depth = 0;
+            __atomic_store_n(&ctl->slots[s].inflight, 0, __ATOMIC_RELEASE);
+        }
+}
+
+bool agent_get_stats(const struct tracee *t, struct agent_stats *out)
+{
+    if (!t || !t->agent)
+        return false;
+    const struct agent_engine *a = t->agent;
+    const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;
+    memset(out, 0, sizeof(*out));
+    out->calls = a->calls;
+    out->lost = ctl->lost;
+    for (unsigned s = 0; s < AGENT_SLOTS; s++) {
+        out->waits += ctl->slots[s].waits;
+        out->lost += ctl->slots[s].lost;
+    }
+    for (unsigned i = 0; i < a->npatches; i++)
+        out->patched += a->patches[i].active;
+    out->unwound_in_target = a->pcs_records;
+    out->raw_stacks = a->raw_records;
+    return true;
+}

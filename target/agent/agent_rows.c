@@ -1,0 +1,115 @@
+/* The unwind rows the agent unwinds with in the target (agent_abi.h,
+ * struct agent_row), compiled by the tracer from the modules' CFI.  They
+ * are learnt from the stacks the tracer itself unwinds from raw copies:
+ * each frame's row goes into the shared table when the agent's form can
+ * hold it, so the next call through the same frames is unwound in the
+ * target and sends only its pcs.  The form holds exactly what the tracer's
+ * unwinder would do at that pc (target/unwind/unwind.c on x86_64): CFA =
+ * rsp or rbp + offset, return address and saved rbp at CFA offsets, and
+ * the pcs where it stops (no CFI, outermost frame).  Anything else
+ * (expressions, signal frames, other registers) stays with the tracer. */
+#include <string.h>
+
+#include "target/agent/agent_internal.h"
+#include "target/dwarf/cfi.h"
+#include "target/heap/stacks.h"
+#include "target/tracer/modules.h"
+#include "target/tracer/tracee.h"
+
+static struct agent_row *rows_of(struct agent_engine *a)
+{
+    return (struct agent_row *)(a->map + AGENT_ROWS_OFF);
+}
+
+/* 0 when the row cannot be said in the agent's form. */
+static uint64_t compile_row(struct tracee *t, uint64_t probe)
+{
+#if defined(__x86_64__)
+    struct module *m = module_find(t->modules, probe);
+    if (!m)
+        return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+    struct cfi_table *table = module_cfi(t->modules, m);
+    const struct cfi_row *row = table ? cfi_lookup(table, probe - m->bias) : NULL;
+    if (!row)
+        return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+    if (row->ra_column != ARCH_DWARF_RA)
+        return 0;
+    const struct cfi_rule *ra = &row->regs[ARCH_DWARF_RA];
+    if (ra->kind == CFI_RULE_UNDEFINED)
+        return AGENT_ROW_VAL(AGENT_ROW_OUTERMOST, 0, 0, 0, 0);
+    if (row->signal_frame || row->cfa_kind != CFI_CFA_REG_OFFSET || row->addr_size != 8 ||
+        (row->cfa_reg != ARCH_DWARF_SP && row->cfa_reg != ARCH_DWARF_FP) ||
+        row->cfa_offset != (int32_t)row->cfa_offset)
+        return 0;
+    if (ra->kind != CFI_RULE_OFFSET || ra->u.offset != (int8_t)ra->u.offset)
+        return 0;
+    uint8_t spk = row->regs[ARCH_DWARF_SP].kind;
+    if (spk != CFI_RULE_UNSPECIFIED && spk != CFI_RULE_SAME_VALUE)
+        return 0;
+    const struct cfi_rule *bp = &row->regs[ARCH_DWARF_FP];
+    int bp_off;
+    if (bp->kind == CFI_RULE_UNSPECIFIED || bp->kind == CFI_RULE_SAME_VALUE)
+        bp_off = (int16_t)AGENT_ROW_BP_SAME;
+    else if (bp->kind == CFI_RULE_OFFSET && bp->u.offset == (int16_t)bp->u.offset &&
+             (uint16_t)bp->u.offset != AGENT_ROW_BP_SAME)
+        bp_off = (int)bp->u.offset;
+    else
+        return 0;
+    return AGENT_ROW_VAL(AGENT_ROW_STEP, row->cfa_reg == ARCH_DWARF_FP, row->cfa_offset, bp_off,
+                         ra->u.offset);
+#else
+    (void)t;
+    (void)probe;
+    return 0;
+#endif
+}
+
+static void insert(struct agent_engine *a, uint64_t key, uint64_t val)
+{
+    struct agent_row *rows = rows_of(a);
+    uint32_t h = agent_row_hash(key);
+    for (uint32_t i = 0; i < 16; i++) {
+        struct agent_row *r = &rows[(h + i) & (AGENT_ROWS - 1)];
+        uint64_t k = __atomic_load_n(&r->key, __ATOMIC_RELAXED);
+        if (k == key)
+            return;
+        if (k == 0) {
+            r->val = val;
+            __atomic_store_n(&r->key, key, __ATOMIC_RELEASE);
+            a->rows++;
+            return;
+        }
+    }
+}
+
+void agent_learn_rows(struct tracee *t, uint32_t stack_id)
+{
+    struct agent_engine *a = t->agent;
+    unsigned n = 0;
+    const uint64_t *pcs = stack_table_pcs(t->stacks, stack_id, &n);
+    if (!pcs || a->rows >= AGENT_ROWS / 2)
+        return;
+    /* Frame 0 is the function's entry (an exact pc), the others return
+     * addresses, looked up inside the call.  The frame after the last
+     * says why the unwind stopped, when it stopped on its own. */
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t probe = i == 0 ? pcs[0] : pcs[i] - 1;
+        uint64_t val = compile_row(t, probe);
+        if (!val)
+            return; /* the agent would have to stop here: not learnt */
+        insert(a, probe, val);
+    }
+}
+
+void agent_rows_clear(struct tracee *t)
+{
+    struct agent_engine *a = t->agent;
+    if (!a || !a->rows)
+        return;
+    struct agent_row *rows = rows_of(a);
+    for (uint32_t i = 0; i < AGENT_ROWS; i++)
+        __atomic_store_n(&rows[i].key, 0, __ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < AGENT_ROWS; i++)
+        rows[i].val = 0;
+    a->rows = 0;
+}

@@ -1,0 +1,446 @@
+/* The in-process agent (x86_64), injected by the tracer into the traced
+ * process: no libc, no relocations, position independent, raw system calls.
+ *
+ * Every intercepted function's entry jumps to a stub (made by the tracer
+ * near the function) that loads the function's index into r11 and jumps to
+ * agent_entry.  agent_entry saves the argument and callee-saved registers
+ * in a frame and asks agent_enter whether the call is recorded.  If not, it
+ * restores everything and jumps to the function's displaced first
+ * instructions (a tail jump: the function returns to its caller).  If so,
+ * it calls them, and agent_leave writes the record (arguments, result,
+ * registers at entry and a copy of the stack) into the thread's ring.
+ * The tracer unwinds the copied stack with its own CFI unwinder, exactly as
+ * it unwinds a thread stopped at a breakpoint. */
+#include <stdint.h>
+
+#include "target/agent/agent_abi.h"
+
+#define SYS_write 1
+#define SYS_poll 7
+#define SYS_gettid 186
+#define SYS_futex 202
+#define SYS_process_vm_readv 310
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+
+struct agent_frame {
+    uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, rbx; /* 0..56 */
+    uint64_t rbp, r12, r13, r14, r15, idx, rsp;    /* 64..112 */
+    uint64_t orig;                                 /* 120 */
+    uint64_t ret;                                  /* 128 */
+    uint64_t track;                                /* 136 */
+    uint64_t rdx_ret;                              /* 144 */
+    uint64_t t_entry;                              /* 152 */
+    uint64_t slot;                                 /* 160 */
+    uint64_t pc;                                   /* 168: the intercepted function */
+};
+
+__asm__(".section .text.hdr,\"ax\",@progbits\n"
+        ".globl agent_header\n"
+        "agent_header:\n"
+        "  .quad 0x3154474145544d4d\n"
+        "  .long agent_entry - agent_header\n"
+        "  .long agent_data - agent_header\n"
+        "  .long __text_end - agent_header\n"
+        "  .long __data_end - agent_header\n"
+        ".text\n"
+        ".globl agent_entry\n"
+        "agent_entry:\n"
+        "  push %rbp\n"
+        "  mov %rsp, %rbp\n"
+        "  sub $176, %rsp\n"
+        "  mov %rdi, 0(%rsp)\n"
+        "  mov %rsi, 8(%rsp)\n"
+        "  mov %rdx, 16(%rsp)\n"
+        "  mov %rcx, 24(%rsp)\n"
+        "  mov %r8, 32(%rsp)\n"
+        "  mov %r9, 40(%rsp)\n"
+        "  mov %rax, 48(%rsp)\n"
+        "  mov %rbx, 56(%rsp)\n"
+        "  mov 0(%rbp), %rax\n"
+        "  mov %rax, 64(%rsp)\n"
+        "  mov %r12, 72(%rsp)\n"
+        "  mov %r13, 80(%rsp)\n"
+        "  mov %r14, 88(%rsp)\n"
+        "  mov %r15, 96(%rsp)\n"
+        "  mov %r11, 104(%rsp)\n"
+        "  lea 8(%rbp), %rax\n"
+        "  mov %rax, 112(%rsp)\n"
+        "  mov %rsp, %rdi\n"
+        "  call agent_enter\n"
+        "  mov 0(%rsp), %rdi\n"
+        "  mov 8(%rsp), %rsi\n"
+        "  mov 16(%rsp), %rdx\n"
+        "  mov 24(%rsp), %rcx\n"
+        "  mov 32(%rsp), %r8\n"
+        "  mov 40(%rsp), %r9\n"
+        "  mov 48(%rsp), %rax\n"
+        "  mov 120(%rsp), %r11\n"
+        "  cmpq $0, 136(%rsp)\n"
+        "  je 1f\n"
+        "  call *%r11\n"
+        "  mov %rax, 128(%rsp)\n"
+        "  mov %rdx, 144(%rsp)\n"
+        "  mov %rsp, %rdi\n"
+        "  call agent_leave\n"
+        "  mov 128(%rsp), %rax\n"
+        "  mov 144(%rsp), %rdx\n"
+        "  leave\n"
+        "  ret\n"
+        "1:\n"
+        "  leave\n"
+        "  jmp *%r11\n");
+
+__attribute__((visibility("hidden"), used)) struct agent_data agent_data;
+
+static inline long sys3(long nr, long a, long b, long c)
+{
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    return r;
+}
+
+static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+
+/* Time stamps that order calls across threads: an allocation's after the
+ * function returned, a release's before it ran (the invariant TSC is the
+ * same on every CPU). */
+static inline uint64_t now(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t thread_key(void)
+{
+    uint64_t fs;
+    __asm__ volatile("rdfsbase %0" : "=r"(fs));
+    return fs ? fs : 1;
+}
+
+static inline void copy(void *dst, const void *src, uint64_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n)::"memory");
+}
+
+static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)agent_data.shared; }
+
+static struct agent_slot *find_slot(struct agent_ctl *ctl)
+{
+    uint64_t key = thread_key();
+    unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56) & (AGENT_SLOTS - 1);
+    for (unsigned i = 0; i < AGENT_SLOTS; i++) {
+        struct agent_slot *s = &ctl->slots[(h + i) & (AGENT_SLOTS - 1)];
+        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return s;
+        if (k == 0) {
+            uint64_t expect = 0;
+            if (__atomic_compare_exchange_n(&s->key, &expect, key, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                return s;
+            if (expect == key)
+                return s;
+        }
+    }
+    __atomic_fetch_add(&ctl->lost, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Is ret (the caller's resumption point) the allocator's own call? */
+static int call_is_internal(const struct agent_slot *s, uint32_t flags, uint64_t ret)
+{
+    if (ret >= agent_data.text_lo && ret < agent_data.text_hi)
+        return 1; /* a tail call out of an intercepted function */
+    if (!(flags & AGENT_FN_MAP) && s->depth == 0)
+        return 0;
+    if (s->depth == 0 && ret >= agent_data.static_exe.lo && ret < agent_data.static_exe.hi)
+        return 0;
+    uint32_t n = agent_data.nranges < AGENT_MAX_RANGES ? agent_data.nranges : AGENT_MAX_RANGES;
+    for (uint32_t i = 0; i < n; i++)
+        if (ret >= agent_data.alloc[i].lo && ret < agent_data.alloc[i].hi)
+            return 1;
+    return 0;
+}
+
+static int tracer_gone(void)
+{
+    if (agent_data.state != AGENT_ACTIVE)
+        return 1;
+    if (agent_data.tracer_pidfd < 0)
+        return 0;
+    struct {
+        int fd;
+        short events, revents;
+    } p = {agent_data.tracer_pidfd, 1 /* POLLIN */, 0};
+    if (sys3(SYS_poll, (long)&p, 1, 0) == 1 && p.revents) {
+        agent_data.state = AGENT_GONE;
+        return 1;
+    }
+    return 0;
+}
+
+/* Room for need bytes in s's ring: waits (futex) while the ring is full,
+ * and then until it is half empty (one wake-up per half ring, not one per
+ * record).  0, or -1 when the tracer is gone. */
+static int ring_room(struct agent_slot *s, uint64_t need)
+{
+    int counted = 0;
+    for (;;) {
+        uint32_t seq = __atomic_load_n(&s->tail_seq, __ATOMIC_ACQUIRE);
+        uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 2 : AGENT_RING_SIZE))
+            return 0;
+        if (!counted) {
+            s->waits++;
+            counted = 1;
+        }
+        if (tracer_gone())
+            return -1;
+        __atomic_store_n(&s->waiting, 1, __ATOMIC_SEQ_CST);
+        if (agent_data.doorbell_fd >= 0)
+            sys3(SYS_write, agent_data.doorbell_fd, (long)"", 1);
+        struct {
+            long sec, nsec;
+        } ts = {0, 20 * 1000 * 1000};
+        if (__atomic_load_n(&s->tail_seq, __ATOMIC_SEQ_CST) == seq)
+            sys6(SYS_futex, (long)&s->tail_seq, FUTEX_WAIT, (long)seq, (long)&ts, 0, 0);
+        __atomic_store_n(&s->waiting, 0, __ATOMIC_RELAXED);
+    }
+}
+
+static uint8_t *ring_base(struct agent_ctl *ctl, struct agent_slot *s)
+{
+    return (uint8_t *)ctl + AGENT_RINGS_OFF + (uint64_t)(s - ctl->slots) * AGENT_RING_SIZE;
+}
+
+static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
+{
+    const struct agent_row *rows = (const struct agent_row *)((const uint8_t *)ctl + AGENT_ROWS_OFF);
+    uint32_t h = agent_row_hash(pc);
+    for (uint32_t i = 0; i < 16; i++) {
+        const struct agent_row *r = &rows[(h + i) & (AGENT_ROWS - 1)];
+        uint64_t k = __atomic_load_n(&r->key, __ATOMIC_ACQUIRE);
+        if (k == pc) {
+            *val = r->val;
+            return 1;
+        }
+        if (k == 0)
+            return 0;
+    }
+    return 0;
+}
+
+/* The tracer's unwinder (target/unwind/unwind.c) on the rows it compiled:
+ * the same steps, the same stop conditions.  Reads stay inside the
+ * thread's stack mapping.  Returns the number of pcs, or 0 when some frame
+ * needs what the rows cannot say (the raw stack goes instead). */
+static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot *s,
+                            const struct agent_frame *f, uint64_t *pcs, uint32_t max)
+{
+    uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
+    uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
+    uint64_t sp = f->rsp, bp = f->rbp, pc;
+    if (!lo || sp < lo || sp >= hi || max == 0)
+        return 0;
+    pc = f->pc;
+    uint64_t sp0 = sp, prev_cfa = 0;
+    int have_prev = 0, exact = 1;
+    uint32_t n = 0;
+    pcs[n++] = pc;
+    while (n < max) {
+        uint64_t val;
+        if (!find_row(ctl, exact ? pc : pc - 1, &val))
+            return 0;
+        uint32_t kind = (uint32_t)(val >> 56) & 0xf;
+        if (kind == AGENT_ROW_STOP || kind == AGENT_ROW_OUTERMOST)
+            break;
+        if (kind != AGENT_ROW_STEP)
+            return 0;
+        uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
+        uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
+        if (ra_at < sp0 || ra_at + 8 > hi)
+            return 0;
+        uint64_t ra = *(const uint64_t *)ra_at;
+        uint16_t bpo = (uint16_t)(val >> 32);
+        if (bpo != AGENT_ROW_BP_SAME) {
+            uint64_t bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
+            if (bp_at < sp0 || bp_at + 8 > hi)
+                return 0;
+            bp = *(const uint64_t *)bp_at;
+        }
+        if (have_prev ? cfa <= prev_cfa : cfa < sp0)
+            break;
+        prev_cfa = cfa;
+        have_prev = 1;
+        sp = cfa;
+        pc = ra;
+        if (pc == 0)
+            break;
+        exact = 0;
+        pcs[n++] = pc;
+    }
+    return n;
+}
+
+/* The record at the ring's write position with len bytes of room (a pad
+ * record fills the ring's end when it would not fit there); NULL when the
+ * tracer is gone. */
+static struct agent_rec *ring_reserve(struct agent_ctl *ctl, struct agent_slot *s, uint32_t len)
+{
+    uint64_t off = s->reserve % AGENT_RING_SIZE;
+    uint64_t pad = off + len > AGENT_RING_SIZE ? AGENT_RING_SIZE - off : 0;
+    if (ring_room(s, pad + len) < 0)
+        return 0;
+    uint8_t *base = ring_base(ctl, s);
+    if (pad) {
+        struct agent_rec *p = (struct agent_rec *)(base + off);
+        p->len = (uint32_t)pad;
+        p->kind = AGENT_REC_PAD;
+        __atomic_store_n(&p->pos, s->reserve + 1, __ATOMIC_RELEASE);
+        s->reserve += pad;
+    }
+    return (struct agent_rec *)(base + s->reserve % AGENT_RING_SIZE);
+}
+
+static uint64_t copy_stack(const struct agent_slot *s, uint8_t *dst, uint64_t rsp)
+{
+    uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
+    if (lo && rsp >= lo) {
+        uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
+        if (rsp < hi) {
+            uint64_t n = hi - rsp < AGENT_STACK_MAX ? hi - rsp : AGENT_STACK_MAX;
+            copy(dst, (const void *)rsp, n);
+            return n;
+        }
+    }
+    /* Where the stack ends is not known yet (or this is another stack, a
+     * signal stack): the kernel copies what is mapped. */
+    struct {
+        uint64_t base, len;
+    } local = {(uint64_t)dst, AGENT_STACK_MAX}, remote = {rsp, AGENT_STACK_MAX};
+    long n = sys6(SYS_process_vm_readv, agent_data.pid, (long)&local, 1, (long)&remote, 1, 0);
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct agent_frame *f,
+                    uint64_t t_exit, uint64_t ret, uint64_t out)
+{
+    uint32_t max = (uint32_t)sizeof(struct agent_rec) + AGENT_STACK_MAX;
+    struct agent_rec *r = ring_reserve(ctl, s, max);
+    if (!r)
+        return;
+    if (!s->tid)
+        s->tid = (int32_t)sys3(SYS_gettid, 0, 0, 0);
+    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 ? agent_data.depth : AGENT_STACK_MAX / 8;
+    uint64_t n = agent_data.use_rows ? 8ull * unwind_here(ctl, s, f, (uint64_t *)(r + 1), depth) : 0;
+    r->kind = AGENT_REC_PCS;
+    if (!n) {
+        n = copy_stack(s, (uint8_t *)(r + 1), f->rsp);
+        r->kind = AGENT_REC_CALL;
+    }
+    r->len = (uint32_t)(sizeof(*r) + ((n + 7) & ~7ull));
+    r->fn = (uint16_t)f->idx;
+    r->tid = s->tid;
+    r->stack_len = (uint32_t)n;
+    r->t_entry = f->t_entry;
+    r->t_exit = t_exit;
+    r->args[0] = f->rdi;
+    r->args[1] = f->rsi;
+    r->args[2] = f->rdx;
+    r->args[3] = f->rcx;
+    r->args[4] = f->r8;
+    r->args[5] = f->r9;
+    r->ret = ret;
+    r->out = out;
+    r->ra = *(const uint64_t *)f->rsp;
+    r->rsp = f->rsp;
+    r->rbp = f->rbp;
+    r->rbx = f->rbx;
+    r->r12 = f->r12;
+    r->r13 = f->r13;
+    r->r14 = f->r14;
+    r->r15 = f->r15;
+    uint64_t pos = s->reserve;
+    s->reserve += r->len;
+    __atomic_store_n(&r->pos, pos + 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((visibility("hidden"), used)) void agent_enter(struct agent_frame *f);
+__attribute__((visibility("hidden"), used)) void agent_leave(struct agent_frame *f);
+
+void agent_enter(struct agent_frame *f)
+{
+    f->track = 0;
+    f->slot = 0;
+    if (f->idx >= AGENT_MAX_FNS) {
+        f->orig = 0; /* cannot happen: the tracer writes the stubs */
+        return;
+    }
+    const struct agent_fn *fn = &agent_data.fns[f->idx];
+    f->orig = fn->orig;
+    f->pc = fn->entry;
+    if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) != AGENT_ACTIVE)
+        return;
+    struct agent_ctl *ctl = ctl_of();
+    struct agent_slot *s = find_slot(ctl);
+    if (!s)
+        return;
+    if (s->busy) {
+        s->lost++;
+        return;
+    }
+    uint64_t ret = *(const uint64_t *)f->rsp;
+    if (call_is_internal(s, fn->flags, ret))
+        return;
+    s->busy = 1;
+    /* Entering: the tracer holds back every record stamped after this
+     * until the call's own record is in (see agent_ring.c). */
+    if (s->depth == 0) {
+        __atomic_store_n(&s->inflight, 1, __ATOMIC_SEQ_CST);
+        f->t_entry = now();
+        __atomic_store_n(&s->inflight, f->t_entry, __ATOMIC_RELEASE);
+    } else {
+        f->t_entry = now();
+    }
+    if (fn->flags & AGENT_FN_RELEASE) {
+        publish(ctl, s, f, f->t_entry, 0, 0);
+        if (s->depth == 0)
+            __atomic_store_n(&s->inflight, 0, __ATOMIC_RELEASE);
+        s->busy = 0;
+        return;
+    }
+    s->depth++;
+    s->busy = 0;
+    f->slot = (uint64_t)s;
+    f->track = 1;
+}
+
+void agent_leave(struct agent_frame *f)
+{
+    struct agent_slot *s = (struct agent_slot *)f->slot;
+    uint64_t t_exit = now();
+    s->busy = 1;
+    if (s->depth)
+        s->depth--;
+    uint64_t out = 0;
+    if ((agent_data.fns[f->idx].flags & AGENT_FN_MEMALIGN) && (int)f->ret == 0 && f->rdi)
+        out = *(const uint64_t *)f->rdi;
+    if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) == AGENT_ACTIVE)
+        publish(ctl_of(), s, f, t_exit, f->ret, out);
+    if (s->depth == 0)
+        __atomic_store_n(&s->inflight, 0, __ATOMIC_RELEASE);
+    s->busy = 0;
+}
