@@ -28,7 +28,7 @@ static void usage(FILE *out)
 {
     fputs("usage: memtrace [OPTIONS] -p PID\n"
           "       memtrace [OPTIONS] [--] PROGRAM [ARG]...\n"
-          "       memtrace --addr2line [-i] [--addresses] ELF ADDR...\n"
+          "       memtrace --addr2line [-i|--inlines] [--addresses] ELF ADDR...\n"
           "\n"
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
