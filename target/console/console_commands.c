@@ -8,7 +8,7 @@ static const struct help_entry {
     const char *name, *usage, *text;
 } help_entries[] = {
     { "help", "help [CMD]", "list the commands, or describe CMD" },
-    { "status", "status", "dated HEAP SUMMARY, mapped bytes and traced threads" },
+    { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations" },
     { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
                               "since the previous one; monitor 0 stops" },
     { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded] [> FILE]",
@@ -87,6 +87,12 @@ void cmd_status(struct console *c, const struct tokens *t)
     struct heap_totals tot;
     heap_get_totals(c->ops.books(c->ctx), &tot);
     put_status(c, &tot);
+    /* Not in monitor's summaries: their layout stays as it was. */
+    struct heap_peak peak;
+    heap_get_peak(c->ops.books(c->ctx), &peak);
+    fprintf(c->out, "    peak: %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s\n", peak.bytes,
+            peak.blocks, peak.seconds);
+    fprintf(c->out, "    temporary allocations: %" PRIu64 "\n", tot.temporary);
 }
 
 void console_reset_baseline(struct console *c)
