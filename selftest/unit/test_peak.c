@@ -75,8 +75,7 @@ static void m_free(unsigned i)
             m_stemp[model[i].stack]++;
         }
     }
-    if (m_last[m_thread] == addr_of(i))
-        m_last[m_thread] = 0;
+    m_last[m_thread] = 0;
     model[i].live = false;
 }
 
@@ -249,7 +248,8 @@ static void peak_then_free_and_clear(void)
     heap_books_free(b);
 }
 
-/* heaptrack's rule: freed with no other allocation in between on the thread. */
+/* heaptrack's rule: freed with no other allocation (nor free) in between
+ * on the thread. */
 static void temporaries(void)
 {
     struct heap_books *b = heap_books_new();
@@ -259,6 +259,9 @@ static void temporaries(void)
     heap_record_alloc(b, 0x1000, 8, 1, ALLOC_MALLOC);
     heap_record_alloc(b, 0x2000, 8, 2, ALLOC_MALLOC);
     heap_record_free(b, 0x1000, ALLOC_MALLOC, NULL);             /* not: 0x2000 came between */
+    heap_record_free(b, 0x2000, ALLOC_MALLOC, NULL);             /* not: a free came between */
+    heap_record_alloc(b, 0x2000, 8, 2, ALLOC_MALLOC);
+    heap_record_free(b, 0x7000, ALLOC_MALLOC, NULL);             /* unknown: changes nothing */
     heap_set_thread(b, 11);
     heap_record_alloc(b, 0x3000, 8, 3, ALLOC_MALLOC);
     heap_set_thread(b, 10);

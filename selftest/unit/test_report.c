@@ -186,7 +186,7 @@ static void text_report(struct fixture *fx)
              "    #0 evil;name with spaces?and?ctl\"q\\ \xff\xe2\x82() in /m?+0x0\n"
              "    #1 fn_1070() in /src/a.c:112\n"
              "\nTEMPORARY ALLOCATIONS\n"
-             "    10 of 21 allocations were freed with no other allocation on their thread in between\n"
+             "    10 of 21 allocations were freed with no other allocation or free on their thread in between\n"
              "\n9 temporary of 9 allocations\n"
              "    #0 fn_1080() in /src/a.c:128\n"
              "\n1 temporary of 5 allocations\n"

@@ -399,8 +399,8 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
             stack_slot(b, blk.stack_id)->t.temporary++;
         }
     }
-    if (b->cur_last == addr)
-        b->cur_last = 0;
+    /* heaptrack's rule: any free ends the chance of the next one. */
+    b->cur_last = 0;
     if ((s->meta & SIZE_BIG) == SIZE_BIG)
         big_forget(b, addr);
     slot_remove(b, i);

@@ -158,10 +158,10 @@ void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
                          struct stack_totals *out);
 
 /* The thread that makes the following records (the tracer sets it before
- * each one; 0 until set).  A free is a temporary allocation, as heaptrack
- * defines it, when the block is the last one allocated on the freeing thread
- * and that thread allocated nothing since: its stack's `temporary` and the
- * totals' grow by one. */
+ * each one; 0 until set).  A free is a temporary allocation, as heaptrack's
+ * recorder counts it, when the freed block is the last one its thread
+ * allocated and the thread neither allocated nor freed a known block since:
+ * its stack's `temporary` and the totals' grow by one. */
 void heap_set_thread(struct heap_books *b, uint32_t tid);
 
 /* Bytes the books hold (block table, per-stack array, ledger). */

@@ -86,7 +86,7 @@ void report_write_peak_text(FILE *out, const struct report_source *src, size_t t
     free(st);
 
     fprintf(out, "\nTEMPORARY ALLOCATIONS\n    %" PRIu64 " of %" PRIu64
-                 " allocations were freed with no other allocation on their thread in between\n",
+                 " allocations were freed with no other allocation or free on their thread in between\n",
             t.temporary, t.allocs);
     st = collect(src, true, limit, &n);
     for (size_t k = 0; k < n; k++) {
