@@ -15,7 +15,7 @@ static const struct help_entry {
       "blocks in use grouped by stack, sorted by the key (default bytes), the TOP first; "
       "-j is -f json; > FILE writes the report to FILE" },
     { "clear", "clear", "forget the blocks recorded so far: later reports show only what is "
-                        "allocated from now on and still in use" },
+                        "allocated from now on and still in use (the peak starts over too)" },
     { "scan", "scan", "leak scan: find blocks no pointer refers to" },
     { "quit", "quit", "detach from the target, write the final report, exit" },
 };
