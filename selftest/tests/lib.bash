@@ -134,3 +134,9 @@ program_pid() {
     done
     return 1
 }
+
+# A text report with the peak's time (which differs from run to run) as "T":
+# for comparing two traces of the same program line by line.
+report_timeless() {
+    sed -E 's/^(    peak heap: [0-9]+ bytes in [0-9]+ blocks at )[0-9]+\.[0-9]+ s$/\1T s/' "$1"
+}
