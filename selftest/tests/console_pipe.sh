@@ -50,6 +50,13 @@ expect_status() {   # expect_status FIGURES WHAT
     got=$(summary_figures <<< "$CONSOLE_REPLY") || fail "status: $CONSOLE_REPLY"
     echo "status at $2: $got (expected $1)"
     [ "$got" = "$1" ] || fail "status at $2: $got, expected $1 (allocs frees bytes in_use_bytes in_use_blocks)"
+    # The peak: never below what is in use now.
+    local peak in_use
+    peak=$(sed -n 's/^    peak: \([0-9]*\) bytes in [0-9]* blocks at [0-9]*\.[0-9]\{3\} s$/\1/p' <<< "$CONSOLE_REPLY")
+    in_use=$(cut -d' ' -f4 <<< "$got")
+    [ -n "$peak" ] && [ "$peak" -ge "$in_use" ] || fail "status at $2: peak '$peak' < in use $in_use"
+    grep -qE '^    temporary allocations: [0-9]+$' <<< "$CONSOLE_REPLY" ||
+        fail "status: no temporary allocations line: $CONSOLE_REPLY"
 }
 expect_status "${vg[1]}" "phase 1"
 

@@ -184,3 +184,9 @@ libc_debug_file() {
     [ -r "$cand" ] && echo "$cand"
     return 0
 }
+
+# A text report with the peak's time (which differs from run to run) as "T":
+# for comparing two traces of the same program line by line.
+report_timeless() {
+    sed -E 's/^(    peak heap: [0-9]+ bytes in [0-9]+ blocks at )[0-9]+\.[0-9]+ s$/\1T s/' "$1"
+}

@@ -196,11 +196,19 @@ static void good_commands(struct fake *fk)
     char *out = run_s(fk, "status\n");
     CHECK(iso8601_line(out), "status date line: %.60s", out);
     const char *nl = strchr(out, '\n');
-    CHECK(nl && strcmp(nl + 1, "HEAP SUMMARY\n"
+    static const char want[] = "HEAP SUMMARY\n"
                                "    in use: 5288 bytes in 10 blocks\n"
                                "    total heap usage: 11 allocs, 1 frees, 5320 bytes allocated\n"
                                "    mapped: 0 bytes in 0 regions\n"
-                               "    traced threads: 3\n") == 0, "status:\n%s", out);
+                               "    traced threads: 3\n"
+                               "    peak: 5320 bytes in 11 blocks at ";
+    CHECK(nl && strncmp(nl + 1, want, sizeof(want) - 1) == 0, "status:\n%s", out);
+    /* The peak came before the free; no block freed was the last one made. */
+    const char *tail = nl ? strstr(nl, " blocks at ") : NULL;
+    CHECK(tail && strspn(tail + 11, "0123456789.") >= 5 &&
+              strcmp(tail + 11 + strspn(tail + 11, "0123456789."),
+                     " s\n    temporary allocations: 0\n") == 0,
+          "status peak:\n%s", out);
     free(out);
 
     /* Line endings, backspace, comments, blank lines, eof without newline. */

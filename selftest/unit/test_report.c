@@ -156,9 +156,45 @@ static void text_report(struct fixture *fx)
              "    mapped: %" PRIu64 " bytes in 1 regions\n",
              300 + 1000 + 40 + 14 + 14, 3 + 1 + 4 + 2 + 1, 3 + 1 + 5 + 2 + 9 + 1, 1 + 9,
              300 + 1000 + 50 + 14 + 9 * 64 + 14, 3 * heap_page_size());
-    size_t el = strlen(expect);
-    CHECK(strncmp(out, expect, el) == 0 && strcmp(out + el, summary) == 0,
-          "text report differs:\n%s\n--- expected ---\n%s%s", out, expect, summary);
+    /* The peak: after the first of stack 4's 64-byte blocks (before its
+     * free), with stack 2's fifth block already freed; the temporaries:
+     * stack 4's nine and stack 2's last, each freed right after it was made. */
+    struct heap_peak pk;
+    heap_get_peak(fx->books, &pk);
+    char peak[2048];
+    snprintf(peak, sizeof(peak),
+             "\nPEAK\n    peak heap: %d bytes in %d blocks at %.3f s\n"
+             "\n1000 bytes in 1 blocks at the peak\n"
+             "    #0 ns::g_2010(int, char) in /lib/libx.so+0x10\n"
+             "    #1 fn_1040() in /src/a.c:64\n"
+             "\n300 bytes in 3 blocks at the peak\n"
+             "    #0 fn_1010() in /src/a.c:16\n"
+             "    #1 fn_1020() in /src/a.c:32\n"
+             "    #2 fn_1030() in /src/a.c:48\n"
+             "\n64 bytes in 1 blocks at the peak\n"
+             "    #0 fn_1080() in /src/a.c:128\n"
+             "\n40 bytes in 4 blocks at the peak\n"
+             "    #0 /usr/lib/lib y.so+0x10\n"
+             "    #1 0x4010\n"
+             "    #2 fn_1050() in /src/a.c:80\n"
+             "    #3 fn_1060() in /src/a.c:96\n"
+             "\n14 bytes in 2 blocks at the peak\n"
+             "    #0 evil;name with spaces?and?ctl\"q\\ \xff\xe2\x82() in /m?+0x0\n"
+             "    #1 fn_1070() in /src/a.c:112\n"
+             "\nTEMPORARY ALLOCATIONS\n"
+             "    10 of 21 allocations were freed with no other allocation or free on their thread in between\n"
+             "\n9 temporary of 9 allocations\n"
+             "    #0 fn_1080() in /src/a.c:128\n"
+             "\n1 temporary of 5 allocations\n"
+             "    #0 /usr/lib/lib y.so+0x10\n"
+             "    #1 0x4010\n"
+             "    #2 fn_1050() in /src/a.c:80\n"
+             "    #3 fn_1060() in /src/a.c:96\n",
+             300 + 1000 + 40 + 14 + 64, 3 + 1 + 4 + 2 + 1, pk.seconds);
+    size_t el = strlen(expect), sl = strlen(summary);
+    CHECK(strncmp(out, expect, el) == 0 && strncmp(out + el, summary, sl) == 0 &&
+              strcmp(out + el + sl, peak) == 0,
+          "text report differs:\n%s\n--- expected ---\n%s%s%s", out, expect, summary, peak);
     free(out);
 
     /* Sort keys and top N: only the headers matter here. */
@@ -226,7 +262,7 @@ static void json_report(struct fixture *fx, const char *dir)
         "r=json.load(open(sys.argv[1]))\n"
         "assert r[\"memtrace\"]==1 and r[\"pid\"]==4242 and r[\"program\"]==\"prog \\\"x\\\"\", r\n"
         "h=r[\"heap\"]\n"
-        "assert h==dict(in_use_bytes=1368,in_use_blocks=11,allocs=21,frees=10,bytes_allocated=1954), h\n"
+        "assert h==dict(in_use_bytes=1368,in_use_blocks=11,allocs=21,frees=10,bytes_allocated=1954,temporary=10), h\n"
         "s=r[\"stacks\"]\n"
         "assert [(x[\"bytes\"],x[\"blocks\"],x[\"allocs\"]) for x in s]==[(1000,1,1),(300,3,3),(40,4,5),(14,2,2),(14,1,1)], s\n"
         "assert sum(x[\"bytes\"] for x in s)==h[\"in_use_bytes\"]\n"
@@ -238,7 +274,16 @@ static void json_report(struct fixture *fx, const char *dir)
         "raw=b\"evil;name with spaces\\nand\\x01ctl\\\"q\\\\ \\xff\\xe2\\x82\"\n"
         "assert e[\"function\"]==raw.decode(\"utf-8\",\"replace\"), repr(e[\"function\"])\n"
         "assert e[\"module\"]==\"/m\\x7f\"\n"
-        "assert r[\"mapped\"][\"regions\"]==1\n";
+        "assert r[\"mapped\"][\"regions\"]==1\n"
+        "assert [x[\"temporary\"] for x in s]==[0,0,1,0,0], s\n"
+        "p=r[\"peak\"]\n"
+        "assert (p[\"bytes\"],p[\"blocks\"])==(1418,11) and 0<=p[\"seconds\"]<60, p\n"
+        "ps=p[\"stacks\"]\n"
+        "assert [(x[\"bytes\"],x[\"blocks\"],x[\"allocs\"],x[\"temporary\"]) for x in ps]==[(1000,1,1,0),(300,3,3,0),(64,1,9,9),(40,4,5,1),(14,2,2,0)], ps\n"
+        "assert sum(x[\"bytes\"] for x in ps)==p[\"bytes\"] and ps[0][\"frames\"]==f\n"
+        "t=r[\"temporary_allocations\"]\n"
+        "assert t[\"count\"]==10 and [(x[\"temporary\"],x[\"allocs\"]) for x in t[\"stacks\"]]==[(9,9),(1,5)], t\n"
+        "assert t[\"stacks\"][1][\"frames\"]==s[2][\"frames\"]\n";
     CHECK(run_python(script, path) == 0, "python rejected the JSON report (%s)", path);
 
     /* Empty books: still valid JSON with an empty stacks list. */
@@ -249,7 +294,9 @@ static void json_report(struct fixture *fx, const char *dir)
     report_write(f, &src, &opt);
     fclose(f);
     CHECK(run_python("import json,sys\nr=json.load(open(sys.argv[1]))\n"
-                     "assert r[\"stacks\"]==[] and r[\"program\"]==\"\" and r[\"heap\"][\"allocs\"]==0\n",
+                     "assert r[\"stacks\"]==[] and r[\"program\"]==\"\" and r[\"heap\"][\"allocs\"]==0\n"
+                     "assert r[\"peak\"]==dict(bytes=0,blocks=0,seconds=0,stacks=[])\n"
+                     "assert r[\"temporary_allocations\"]==dict(count=0,stacks=[])\n",
                      path) == 0, "empty JSON report");
     heap_books_free(empty);
 }

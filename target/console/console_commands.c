@@ -9,14 +9,14 @@ static const struct help_entry {
     const char *name, *usage, *text;
 } help_entries[] = {
     { "help", "help [CMD]", "list the commands, or describe CMD" },
-    { "status", "status", "dated HEAP SUMMARY, mapped bytes and traced threads" },
+    { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations" },
     { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
                               "since the previous one; monitor 0 stops" },
     { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded] [> FILE]",
       "blocks in use grouped by stack, sorted by the key (default bytes), the TOP first; "
       "-j is -f json; > FILE writes the report to FILE" },
     { "clear", "clear", "forget the blocks recorded so far: later reports show only what is "
-                        "allocated from now on and still in use" },
+                        "allocated from now on and still in use (the peak starts over too)" },
     { "scan", "scan", "leak scan: find blocks no pointer refers to" },
     { "quit", "quit", "detach from the target, write the final report, exit" },
 };
@@ -88,6 +88,12 @@ void cmd_status(struct console *c, const struct tokens *t)
     struct heap_totals tot;
     heap_get_totals(c->ops.books(c->ctx), &tot);
     put_status(c, &tot);
+    /* Not in monitor's summaries: their layout stays as it was. */
+    struct heap_peak peak;
+    heap_get_peak(c->ops.books(c->ctx), &peak);
+    fprintf(c->out, "    peak: %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s\n", peak.bytes,
+            peak.blocks, peak.seconds);
+    fprintf(c->out, "    temporary allocations: %" PRIu64 "\n", tot.temporary);
     if (c->ops.engine)
         c->ops.engine(c->ctx, c->out);
 }

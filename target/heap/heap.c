@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One live (or forgotten) block: 20 bytes, the address, one packed word:
@@ -38,6 +39,22 @@ struct big_block {
     uint64_t addr, size;
 };
 
+/* A stack's figures, and its in-use figures at the peak: valid in
+ * peak_bytes/peak_blocks when mod_seq > the peak's sequence number (the
+ * stack changed after the peak and saved them first), else its current
+ * figures are the ones at the peak. */
+struct stack_rec {
+    struct stack_totals t;
+    uint64_t peak_bytes, peak_blocks;
+    uint64_t mod_seq;       /* event that last changed t's in-use figures */
+};
+
+/* The last block each thread allocated (temporary allocations). */
+struct thread_last {
+    uint64_t key;           /* tid + 1; 0 = empty */
+    uint64_t last;
+};
+
 struct heap_books {
     struct block_slot *slots;
     size_t mask;            /* capacity - 1 */
@@ -50,12 +67,23 @@ struct heap_books {
 
     struct heap_totals totals;
 
-    struct stack_totals *per_stack;   /* indexed by stack id */
+    struct stack_rec *per_stack;      /* indexed by stack id */
     uint32_t per_stack_cap;
     uint32_t stack_limit;
 
     struct heap_region *regions;      /* sorted, disjoint */
     size_t nregions, regions_cap;
+
+    uint64_t seq;                     /* alloc and free events recorded */
+    uint64_t peak_seq;                /* the event that reached the peak */
+    struct heap_peak peak;
+    struct timespec origin;           /* when the books were created */
+
+    uint32_t cur_tid;
+    uint64_t cur_last;                /* the last block cur_tid allocated, 0 = none */
+    struct thread_last *threads;      /* the other threads' */
+    size_t threads_mask;              /* capacity - 1 (0: no table yet) */
+    size_t nthreads;
 };
 
 static const char *const kind_names[ALLOC_KIND_COUNT] = {
@@ -88,6 +116,7 @@ struct heap_books *heap_books_new(void)
 {
     struct heap_books *b = xcalloc(1, sizeof(*b));
     table_alloc(b, 10);
+    clock_gettime(CLOCK_MONOTONIC, &b->origin);
     return b;
 }
 
@@ -99,6 +128,7 @@ void heap_books_free(struct heap_books *b)
     free(b->big);
     free(b->per_stack);
     free(b->regions);
+    free(b->threads);
     free(b);
 }
 
@@ -142,7 +172,7 @@ static void slot_remove(struct heap_books *b, size_t i)
     b->used--;
 }
 
-static struct stack_totals *stack_slot(struct heap_books *b, uint32_t id)
+static struct stack_rec *stack_slot(struct heap_books *b, uint32_t id)
 {
     if (id >= b->per_stack_cap) {
         uint32_t cap = b->per_stack_cap ? b->per_stack_cap : 256;
@@ -150,7 +180,7 @@ static struct stack_totals *stack_slot(struct heap_books *b, uint32_t id)
             cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
         /* calloc, not realloc + memset: a large array comes as untouched
          * zero pages, so a sparse high id costs address space, not RSS. */
-        struct stack_totals *grown = xcalloc(cap, sizeof(*grown));
+        struct stack_rec *grown = xcalloc(cap, sizeof(*grown));
         if (b->per_stack_cap)
             memcpy(grown, b->per_stack, (size_t)b->per_stack_cap * sizeof(*grown));
         free(b->per_stack);
@@ -210,15 +240,90 @@ static bool slot_forgotten(const struct block_slot *s)
     return (s->meta & FORGOTTEN) != 0;
 }
 
+/* The stack's record, about to change in event b->seq: the first change
+ * after the peak saves the figures it had at the peak. */
+static struct stack_rec *stack_touch(struct heap_books *b, uint32_t id)
+{
+    struct stack_rec *r = stack_slot(b, id);
+    if (r->mod_seq <= b->peak_seq) {
+        r->peak_bytes = r->t.bytes_in_use;
+        r->peak_blocks = r->t.blocks_in_use;
+    }
+    r->mod_seq = b->seq;
+    return r;
+}
+
 /* Take a current block out of the in-use figures. */
 static void unaccount(struct heap_books *b, const struct block_slot *s)
 {
     uint64_t size = slot_size(b, s);
     b->totals.in_use_bytes -= size;
     b->totals.in_use_blocks--;
-    struct stack_totals *st = stack_slot(b, slot_stack(s));
+    struct stack_totals *st = &stack_touch(b, slot_stack(s))->t;
     st->bytes_in_use -= size;
     st->blocks_in_use--;
+}
+
+static double seconds_since(const struct timespec *origin)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - origin->tv_sec) + (double)(now.tv_nsec - origin->tv_nsec) / 1e9;
+}
+
+/* ---- threads' last allocations ---- */
+
+static size_t thread_home(const struct heap_books *b, uint64_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & b->threads_mask;
+}
+
+static struct thread_last *thread_entry(struct heap_books *b, uint32_t tid, bool create)
+{
+    uint64_t key = (uint64_t)tid + 1;
+    if (!b->threads_mask) {
+        if (!create)
+            return NULL;
+        b->threads = xcalloc(16, sizeof(*b->threads));
+        b->threads_mask = 15;
+    }
+    size_t i = thread_home(b, key);
+    while (b->threads[i].key && b->threads[i].key != key)
+        i = (i + 1) & b->threads_mask;
+    if (b->threads[i].key || !create)
+        return b->threads[i].key ? &b->threads[i] : NULL;
+    if ((b->nthreads + 1) * 2 > b->threads_mask + 1) {
+        /* Grow at half full; entries are never removed (one per tid seen). */
+        struct thread_last *old = b->threads;
+        size_t old_cap = b->threads_mask + 1;
+        b->threads = xcalloc(old_cap * 2, sizeof(*b->threads));
+        b->threads_mask = old_cap * 2 - 1;
+        for (size_t k = 0; k < old_cap; k++)
+            if (old[k].key) {
+                size_t j = thread_home(b, old[k].key);
+                while (b->threads[j].key)
+                    j = (j + 1) & b->threads_mask;
+                b->threads[j] = old[k];
+            }
+        free(old);
+        return thread_entry(b, tid, true);
+    }
+    b->nthreads++;
+    b->threads[i].key = key;
+    return &b->threads[i];
+}
+
+void heap_set_thread(struct heap_books *b, uint32_t tid)
+{
+    if (tid == b->cur_tid)
+        return;
+    /* The current thread's figure lives in the books; the table is only
+     * touched when the thread changes. */
+    if (b->cur_last || thread_entry(b, b->cur_tid, false))
+        thread_entry(b, b->cur_tid, true)->last = b->cur_last;
+    const struct thread_last *e = thread_entry(b, tid, false);
+    b->cur_last = e ? e->last : 0;
+    b->cur_tid = tid;
 }
 
 void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
@@ -228,6 +333,7 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
         return;
     if (stack_id > STACK_MASK)
         stack_id = 0;
+    b->seq++;
     size_t i = probe(b, addr);
     struct block_slot *s = &b->slots[i];
     if (s->addr) {
@@ -253,11 +359,18 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
     b->totals.bytes_allocated += size;
     b->totals.in_use_bytes += size;
     b->totals.in_use_blocks++;
-    struct stack_totals *st = stack_slot(b, stack_id);
+    struct stack_totals *st = &stack_touch(b, stack_id)->t;
     st->allocs++;
     st->bytes_allocated += size;
     st->bytes_in_use += size;
     st->blocks_in_use++;
+    b->cur_last = addr;
+    if (b->totals.in_use_bytes > b->peak.bytes) {
+        b->peak.bytes = b->totals.in_use_bytes;
+        b->peak.blocks = b->totals.in_use_blocks;
+        b->peak.seconds = seconds_since(&b->origin);
+        b->peak_seq = b->seq;
+    }
 
     if (b->used * LOAD_DEN > (b->mask + 1) * LOAD_NUM)
         table_grow(b);
@@ -285,8 +398,16 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
         return HEAP_FREE_UNKNOWN;
     struct heap_block blk;
     slot_to_block(b, s, &blk);
-    if (!slot_forgotten(s))
+    b->seq++;
+    if (!slot_forgotten(s)) {
         unaccount(b, s);
+        if (b->cur_last == addr) {
+            b->totals.temporary++;
+            stack_slot(b, blk.stack_id)->t.temporary++;
+        }
+    }
+    /* heaptrack's rule: any free ends the chance of the next one. */
+    b->cur_last = 0;
     if ((s->meta & SIZE_BIG) == SIZE_BIG)
         big_forget(b, addr);
     slot_remove(b, i);
@@ -328,6 +449,8 @@ struct heap_books *heap_books_clone(const struct heap_books *b)
     c->slots = memdup_array(b->slots, b->mask + 1, sizeof(*b->slots));
     c->per_stack = memdup_array(b->per_stack, b->per_stack_cap, sizeof(*b->per_stack));
     c->regions = memdup_array(b->regions, b->regions_cap, sizeof(*b->regions));
+    c->threads = memdup_array(b->threads, b->threads_mask ? b->threads_mask + 1 : 0,
+                              sizeof(*b->threads));
     return c;
 }
 
@@ -346,6 +469,25 @@ void heap_clear(struct heap_books *b)
     b->totals.maps_recorded = maps_recorded;
     if (b->per_stack)
         memset(b->per_stack, 0, (size_t)b->per_stack_cap * sizeof(*b->per_stack));
+    /* Every mod_seq is now 0: all stacks read their (zero) current figures. */
+    memset(&b->peak, 0, sizeof(b->peak));
+    b->peak_seq = b->seq;
+}
+
+void heap_get_peak(const struct heap_books *b, struct heap_peak *out)
+{
+    *out = b->peak;
+}
+
+void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id, struct stack_totals *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (stack_id >= b->per_stack_cap)
+        return;
+    const struct stack_rec *r = &b->per_stack[stack_id];
+    bool changed_since = r->mod_seq > b->peak_seq;
+    out->bytes_in_use = changed_since ? r->peak_bytes : r->t.bytes_in_use;
+    out->blocks_in_use = changed_since ? r->peak_blocks : r->t.blocks_in_use;
 }
 
 void heap_get_totals(const struct heap_books *b, struct heap_totals *out)
@@ -357,7 +499,7 @@ void heap_get_stack_totals(const struct heap_books *b, uint32_t stack_id,
                            struct stack_totals *out)
 {
     if (stack_id < b->per_stack_cap)
-        *out = b->per_stack[stack_id];
+        *out = b->per_stack[stack_id].t;
     else
         memset(out, 0, sizeof(*out));
 }
@@ -541,5 +683,6 @@ size_t heap_books_memory(const struct heap_books *b)
 {
     return sizeof(*b) + (b->mask + 1) * sizeof(*b->slots) + b->big_cap * sizeof(*b->big) +
            (size_t)b->per_stack_cap * sizeof(*b->per_stack) +
-           b->regions_cap * sizeof(*b->regions);
+           b->regions_cap * sizeof(*b->regions) +
+           (b->threads_mask ? b->threads_mask + 1 : 0) * sizeof(*b->threads);
 }

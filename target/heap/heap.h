@@ -58,12 +58,22 @@ struct heap_totals {
     uint64_t mapped_bytes, mapped_regions;   /* current mmap ledger */
     uint64_t maps_recorded;                  /* heap_record_map/remap calls ever */
     uint64_t replaced_blocks;  /* allocs that landed on a live block: a free was missed */
+    uint64_t temporary;        /* heaptrack's temporary allocations (see heap_set_thread) */
 };
 
 /* Per-stack figures since the last clear, maintained on every record. */
 struct stack_totals {
     uint64_t bytes_in_use, blocks_in_use;
     uint64_t allocs, bytes_allocated;
+    uint64_t temporary;        /* of its allocations, how many were temporary */
+};
+
+/* The heap's peak since the last clear: the largest in_use_bytes reached
+ * (the first moment it was reached), the blocks in use then, and when, in
+ * seconds since the books were created.  bytes == 0: no peak yet. */
+struct heap_peak {
+    uint64_t bytes, blocks;
+    double seconds;
 };
 
 struct heap_books;
@@ -136,6 +146,24 @@ struct heap_region {
 };
 /* The ledger's regions, sorted by address; valid until the next map call. */
 const struct heap_region *heap_regions(const struct heap_books *b, size_t *count);
+
+/* ---- peak and temporary allocations ----
+ *
+ * The peak costs O(1) per record: reaching a new peak only notes the totals,
+ * the time and the event's sequence number.  A stack's figures at the peak
+ * are saved lazily, by the first record that changes that stack after the
+ * peak (until then its current figures are its figures at the peak). */
+void heap_get_peak(const struct heap_books *b, struct heap_peak *out);
+/* One stack's bytes_in_use and blocks_in_use at the peak (other fields 0). */
+void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
+                         struct stack_totals *out);
+
+/* The thread that makes the following records (the tracer sets it before
+ * each one; 0 until set).  A free is a temporary allocation, as heaptrack's
+ * recorder counts it, when the freed block is the last one its thread
+ * allocated and the thread neither allocated nor freed a known block since:
+ * its stack's `temporary` and the totals' grow by one. */
+void heap_set_thread(struct heap_books *b, uint32_t tid);
 
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);

@@ -151,6 +151,7 @@ int report_write(FILE *out, const struct report_source *src, const struct report
     case REPORT_TEXT:
     default:
         report_write_text(out, src, st, n);
+        report_write_peak_text(out, src, opt->top);
         break;
     }
     free(st);

@@ -34,6 +34,12 @@ void report_json_frames(FILE *out, const struct report_source *src, uint32_t sta
  * without a trailing comma or newline. */
 void report_write_misuse_json(FILE *out, const struct report_source *src);
 
+/* The PEAK and TEMPORARY ALLOCATIONS sections of the text report (lists
+ * cut to top, 10 when 0), and the JSON's "peak" and "temporary_allocations"
+ * members (each followed by ",\n"). */
+void report_write_peak_text(FILE *out, const struct report_source *src, size_t top);
+void report_write_peak_json(FILE *out, const struct report_source *src);
+
 /* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
  * bytes become U+FFFD. */
 void report_json_string(FILE *out, const char *s);

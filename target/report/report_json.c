@@ -174,16 +174,19 @@ void report_write_json(FILE *out, const struct report_source *src,
         fprintf(out, ", \"engine\": \"%s\"", src->engine);
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
-            ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64 "},\n"
+            ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
+            ", \"temporary\": %" PRIu64 "},\n"
             " \"mapped\": {\"bytes\": %" PRIu64 ", \"regions\": %" PRIu64 "},\n",
-            t.in_use_bytes, t.in_use_blocks, t.allocs, t.frees, t.bytes_allocated,
+            t.in_use_bytes, t.in_use_blocks, t.allocs, t.frees, t.bytes_allocated, t.temporary,
             t.mapped_bytes, t.mapped_regions);
     if (src->leaks)
         put_leaks(out, src->leaks);
+    report_write_peak_json(out, src);
     fputs(" \"stacks\": [", out);
     for (size_t k = 0; k < n; k++) {
         fprintf(out, "%s\n  {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"allocs\": %" PRIu64,
                 k ? "," : "", st[k].t.bytes_in_use, st[k].t.blocks_in_use, st[k].t.allocs);
+        fprintf(out, ", \"temporary\": %" PRIu64, st[k].t.temporary);
         if (leak_idx) {
             const struct stack_leak *sl = &leak_idx[st[k].id];
             fprintf(out, ", \"leaked_bytes\": %" PRIu64 ", \"leaked_blocks\": %" PRIu64 ", \"leak_kind\": ",

@@ -150,6 +150,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
 
     if (!call_is_internal(t, th, fn, ret_addr)) {
         if (fn->releases) {
+            heap_set_thread(t->books, (uint32_t)th->tid);
             record_release(t, th, fn, regs, released, ret_addr);
         } else {
             /* perf: the call site's own stub, so that the return stop
@@ -274,6 +275,7 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     uint64_t via = 0;
     if (!return_stub_at(t, arch_breakpoint_addr_from_pc(arch_pc(regs)), &via) || via != c.orig_ret)
         arch_set_pc(regs, c.orig_ret);
+    heap_set_thread(t->books, (uint32_t)th->tid);
     record_result(t, &c, arch_retval(regs));
 }
 
