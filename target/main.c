@@ -28,7 +28,7 @@ static void usage(FILE *out)
 {
     fputs("usage: memtrace [OPTIONS] -p PID\n"
           "       memtrace [OPTIONS] [--] PROGRAM [ARG]...\n"
-          "       memtrace --addr2line [-i|--inlines] [--addresses] ELF ADDR...\n"
+          "       memtrace --addr2line [-i] [--addresses] ELF ADDR...\n"
           "\n"
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
@@ -61,6 +61,9 @@ static void usage(FILE *out)
           "  -q, --quiet            no progress messages\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
+          "  -i, --inlines          with --addr2line: the inlined calls at each address\n"
+          "                         too, innermost first (addr2line -i)\n"
+          "      --addresses        with --addr2line: each address first (addr2line -a)\n"
           "\n"
           "Console commands (stdin): help, status, monitor N, report, clear, scan, quit.\n"
           "The report is written when the program ends, or on quit, Ctrl-C, SIGTERM or\n"
@@ -340,6 +343,7 @@ int main(int argc, char **argv)
         return 1;
     }
     session_leak_hook(&s, &topts);
+    topts.on_misuse_ctx = &s; /* misuse stacks are named apart (process_report.c) */
     /* Our own handling of the ending signals starts before the target
      * exists, so that no signal can kill us with breakpoints in place. */
     sigset_t ending;

@@ -80,7 +80,7 @@ st=$(dpkg --root="$root" -s memtrace memtrace-fs 2>&1 | grep -c '^Status: instal
 v=$(chroot "$root" /usr/bin/memtrace --version) || fail "memtrace --version failed in the root"
 echo "$v" | sed 's/^/    /'
 [ "$(head -n 1 <<<"$v")" = "memtrace $version ($(uname -m))" ] || fail "memtrace --version: $v"
-grep -qx 'engines: ptrace' <<<"$v" || fail "memtrace --version names no engine"
+grep -qE '^engines: ptrace(, agent)?$' <<<"$v" || fail "memtrace --version names no engine"
 h=$(chroot "$root" /usr/bin/memtrace-fs --help) || fail "memtrace-fs --help failed in the root"
 grep -q '^usage: memtrace-fs' <<<"$h" || fail "memtrace-fs --help: $h"
 chroot "$root" /usr/bin/memtrace-fs --version | head -n 1 | grep -qx "memtrace-fs $version (protocol [0-9]*)" ||

@@ -123,9 +123,10 @@ static void on_exit_call(void *ctx, struct tracee *t, struct thread *th,
 {
     struct session *s = ctx;
     struct leak_session *L = s->leak;
-    (void)t;
     (void)regs;
-    if (!L->autoscan || L->final_done || L->in_scan)
+    /* The scan is the first process's: a followed child's exit() (its
+     * options, hooks and all, are a copy of its parent's) is not it. */
+    if (t != s->tracee || !L->autoscan || L->final_done || L->in_scan)
         return;
     final_scan(s, th->tid);
 }
