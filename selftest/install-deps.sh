@@ -10,6 +10,8 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       libc6-dbg musl-tools gcc-multilib g++-multilib clang libclang-rt-14-dev
       lld llvm heaptrack tmux
       cppcheck clang-tidy python3
+      # memtrace-fs's debuginfod endpoint (libmicrohttpd), and its test oracle
+      libmicrohttpd-dev debuginfod curl
       # arm/aarch64 cross builds with clang + lld (gcc-<triple> would remove
       # gcc-multilib), target zlib from binutils-source, qemu + gdb for the
       # snapshot tests: see selftest/cross-zlib.sh and the Makefile
