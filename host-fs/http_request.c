@@ -27,7 +27,7 @@ enum http_kind http_parse_target(const char *url, struct http_target *t)
     size_t n = 0;
     while (p[n] && p[n] != '/')
         n++;
-    if (n < 2 || n % 2 || n / 2 > HTTP_BUILD_ID_MAX || p[n] != '/')
+    if (n < 4 || n % 2 || n / 2 > HTTP_BUILD_ID_MAX || p[n] != '/')
         return HTTP_NONE;
     for (size_t i = 0; i < n; i += 2) {
         int hi = hex_digit(p[i]), lo = hex_digit(p[i + 1]);

@@ -43,6 +43,7 @@ max_len_of() {
     case $1 in
         elf|line) echo 65536 ;;
         mdns) echo 1500 ;;
+        http) echo 8192 ;;
         demangle) echo 512 ;;
         expr|x86_insn) echo 256 ;;
         *) echo 4096 ;;
