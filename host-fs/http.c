@@ -134,6 +134,9 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
     if (!r)
         return MHD_NO;
     count_status(status);
+    struct http_conn *e = conn_of(c);
+    if (e && (status == MHD_HTTP_OK || status == MHD_HTTP_PARTIAL_CONTENT))
+        clients_set_rank(e->ticket, CLIENT_SERVED); /* protected from eviction while busy */
     enum MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;
