@@ -7,8 +7,7 @@
 # requests get the right bytes (cmp against dd) and 416 past the end.
 set -u
 . "$(dirname "$0")/fs_common.bash"
-command -v debuginfod-find >/dev/null || { echo "debuginfod-find is not installed"; exit 77; }
-command -v curl >/dev/null || { echo "curl is not installed"; exit 77; }
+need_debuginfod_clients
 trap 'stop_fs >/dev/null 2>&1' EXIT
 root=$MT_TMP/sysroot
 make_sysroot "$root"
@@ -33,8 +32,7 @@ cp "$root/usr/bin/dprog" "$MT_TMP/dprog"
 readelf -S "$MT_TMP/dprog" | grep -q symtab && fail "dprog still has a symbol table"
 
 start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 --http 0 --bind 127.0.0.1 "$root"
-HP=$(sed -n 's/.*debuginfod endpoint: http port \([0-9]*\).*/\1/p' "$MT_TMP/fs.log")
-[ -n "$HP" ] || { cat "$MT_TMP/fs.log"; fail "no HTTP port in the log"; }
+HP=$(fs_http_port "$MT_TMP/fs.log") || { echo "$HP"; exit 1; }
 URL=http://127.0.0.1:$HP
 export DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$MT_TMP/cache DEBUGINFOD_TIMEOUT=10
 

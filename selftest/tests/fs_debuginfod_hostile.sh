@@ -8,16 +8,14 @@
 # a debuginfod-find download at the end).
 set -u
 . "$(dirname "$0")/fs_common.bash"
-command -v debuginfod-find >/dev/null || { echo "debuginfod-find is not installed"; exit 77; }
-command -v curl >/dev/null || { echo "curl is not installed"; exit 77; }
+need_debuginfod_clients
 trap 'stop_fs >/dev/null 2>&1' EXIT
 root=$MT_TMP/sysroot
 make_sysroot "$root"
 id=$(readelf_build_id "$root/usr/bin/prog")
 
 start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 --http 0 "$root"
-HP=$(sed -n 's/.*debuginfod endpoint: http port \([0-9]*\).*/\1/p' "$MT_TMP/fs.log")
-[ -n "$HP" ] || { cat "$MT_TMP/fs.log"; fail "no HTTP port in the log"; }
+HP=$(fs_http_port "$MT_TMP/fs.log") || { echo "$HP"; exit 1; }
 URL=http://127.0.0.1:$HP
 
 code_of() { curl -sS --path-as-is -o "$MT_TMP/body" -w '%{http_code}' "$@" 2>/dev/null; }
@@ -131,7 +129,7 @@ stop_fs || fail "memtrace-fs did not stop cleanly"
 
 echo "--allow:"
 start_fs "$MT_TMP/fs2.log" "$MEMTRACE_FS" -n -p 0 --http 0 --allow 10.0.0.0/8 "$root"
-HP=$(sed -n 's/.*debuginfod endpoint: http port \([0-9]*\).*/\1/p' "$MT_TMP/fs2.log")
+HP=$(fs_http_port "$MT_TMP/fs2.log") || { echo "$HP"; exit 1; }
 code=$(curl -sS -o "$MT_TMP/body" -w '%{http_code}' "http://127.0.0.1:$HP/buildid/$id/debuginfo" 2>/dev/null)
 [ "$code" = 000 ] || fail "a client outside --allow got HTTP $code"
 grep -q "refused: not in --allow" "$MT_TMP/fs2.log" || fail "no --allow refusal in the log"
