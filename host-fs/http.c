@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/tcp.h> /* tcp_info with tcpi_bytes_acked */
+#include <netinet/in.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,7 +26,8 @@
 
 /* Header bytes a request may use (MHD answers 431/414 above). */
 #define HTTP_MEMORY_LIMIT (32 * 1024)
-/* No byte moving for this long in the middle of a request: hung up on. */
+/* MHD's own idle timeout; a reply stuck on a peer that reads nothing is
+ * cut by sweep() after the clients' io_timeout_ms. */
 #define HTTP_IO_TIMEOUT_S 30
 /* Connections MHD may hold: the clients table's slots, plus the evicted
  * ones MHD has not closed yet. */
@@ -36,6 +39,8 @@ struct http_conn {
     int fd;
     int ticket;
     long long since_ms; /* admitted, or last request done */
+    long long progress_ms; /* in a request: when the peer last acknowledged bytes */
+    unsigned long long acked;
     char peer[96];
 };
 
@@ -324,7 +329,7 @@ static enum MHD_Result serve_metrics(struct MHD_Connection *c)
     n += (size_t)snprintf(buf + n, sizeof(buf) - n,
                           "http_responses_transfer_bytes_sum %llu\n"
                           "http_connections_total %llu\n"
-                          "http_header_timeouts_total %llu\n"
+                          "http_timeouts_total %llu\n"
                           "memtrace_fs_clients_live %d\n",
                           __atomic_load_n(&m_bytes, __ATOMIC_RELAXED),
                           __atomic_load_n(&m_connections, __ATOMIC_RELAXED),
@@ -353,6 +358,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (e) {
             pthread_mutex_lock(&conns_lock);
             e->in_request = true;
+            e->progress_ms = now_ms();
             ticket = e->ticket;
             pthread_mutex_unlock(&conns_lock);
         }
@@ -397,16 +403,46 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
 }
 
+/* In a request: true when the peer has acknowledged nothing for the
+ * io timeout while bytes wait to go (it stopped reading). */
+static bool stalled(struct http_conn *e, long long now)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (getsockopt(e->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+        return false;
+    if (ti.tcpi_bytes_acked != e->acked) {
+        e->acked = ti.tcpi_bytes_acked;
+        e->progress_ms = now;
+        return false;
+    }
+    bool waiting = ti.tcpi_unacked > 0 || ti.tcpi_notsent_bytes > 0;
+    return waiting && now - e->progress_ms > clients_limits()->io_timeout_ms;
+}
+
 /* Connections with no complete request header for CLIENTS_HELLO_TIMEOUT_MS
- * since they came (or since their last request) are shut. */
+ * since they came (or since their last request), and replies to a peer
+ * that stopped reading, are shut. */
 static void sweep(void)
 {
     long long now = now_ms();
     pthread_mutex_lock(&conns_lock);
     for (int i = 0; i < HTTP_CONNS; i++) {
         struct http_conn *e = &conns[i];
-        if (!e->used || !e->started || e->in_request ||
-            now - e->since_ms <= CLIENTS_HELLO_TIMEOUT_MS)
+        if (!e->used || !e->started)
+            continue;
+        if (e->in_request) {
+            if (!stalled(e, now))
+                continue;
+            refusal_log("%s: closing: the reply made no progress for %d ms", e->peer,
+                        clients_limits()->io_timeout_ms);
+            count(&m_refused_timeout, 1);
+            shutdown(e->fd, SHUT_RDWR);
+            e->progress_ms = now;
+            continue;
+        }
+        if (now - e->since_ms <= CLIENTS_HELLO_TIMEOUT_MS)
             continue;
         refusal_log("%s: closing: no complete HTTP request within %d ms", e->peer,
                     CLIENTS_HELLO_TIMEOUT_MS);

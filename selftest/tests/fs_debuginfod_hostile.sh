@@ -14,7 +14,10 @@ root=$MT_TMP/sysroot
 make_sysroot "$root"
 id=$(readelf_build_id "$root/usr/bin/prog")
 
-start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 --http 0 "$root"
+# A file bigger than any socket buffer, for the peer that stops reading.
+truncate -s 40M "$root/lib/big.bin"
+MEMTRACE_FS_TEST_LIMITS=io_timeout=3000 \
+    start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 --http 0 "$root"
 HP=$(fs_http_port "$MT_TMP/fs.log") || { echo "$HP"; exit 1; }
 URL=http://127.0.0.1:$HP
 
@@ -103,6 +106,24 @@ print("  hung up on after %.1f s" % (time.time() - t))
 sys.exit(0 if time.time() - t < 15 else 1)
 PY
 grep -q "no complete HTTP request within" "$MT_TMP/fs.log" || fail "no log line for the slow peer"
+
+echo "peer that stops reading:"
+python3 - "$HP" "$id" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.sendall(("GET /buildid/%s/source/lib/big.bin HTTP/1.1\r\nHost: x\r\n\r\n" % sys.argv[2]).encode())
+time.sleep(15)
+PY
+reader=$!
+for _ in $(seq 1 100); do
+    grep -q "the reply made no progress for 3000 ms" "$MT_TMP/fs.log" && break
+    sleep 0.1
+done
+kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+grep -q "the reply made no progress for 3000 ms" "$MT_TMP/fs.log" ||
+    fail "a peer that stopped reading a 40 MB reply was not cut"
+echo "  cut after 3 s without progress (io_timeout=3000; 30 s by default)"
 
 echo "connections per address:"
 python3 - "$HP" <<'PY' || fail "per-address limit"
