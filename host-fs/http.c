@@ -367,13 +367,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             refusal_log("%s: closing: %s", peer, why);
             return reply_text(c, MHD_HTTP_TOO_MANY_REQUESTS, why, true);
         }
+        /* Refused before any body is read (and the connection closed). */
+        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+            strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+            return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n", true);
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                        MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+            (cl && strcmp(cl, "0") != 0))
+            return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "no request body here\n", true);
+        /* Answered on the next call, once the request is read whole: a
+         * reply queued now would make MHD close the connection after it. */
+        return MHD_YES;
     }
-    if (*upload_data_size) { /* a body: not ours to read */
+    if (*upload_data_size) { /* cannot happen (no body admitted); never read one */
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n", true);
     struct http_target t;
     switch (http_parse_target(url, &t)) {
     case HTTP_METRICS:

@@ -92,6 +92,10 @@ range_cmp "0-$((size + 1000))" 0 "$size"
 code=$(curl -sS -r "$size-" -o /dev/null -w '%{http_code}' "$URL/buildid/$id/executable")
 [ "$code" = 416 ] || fail "a range past the end: HTTP $code, not 416"
 echo "ranges: 206 with the right bytes, 416 past the end"
+# Keep-alive: curl asks two files over one connection.
+curl -sv -o /dev/null -o /dev/null "$URL/buildid/$id/debuginfo" "$URL/buildid/$id/executable" \
+    2>"$MT_TMP/curl.v" || fail "curl, two files"
+grep -q "Re-using existing connection" "$MT_TMP/curl.v" || fail "the connection was not kept alive"
 
 # gdb names the frames of the fully stripped program only through memtrace-fs.
 gdb_bt() {

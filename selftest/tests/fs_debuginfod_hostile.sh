@@ -47,6 +47,8 @@ expect 404 "unknown kind" "$URL/buildid/$id/coredump"
 expect 404 "section with a slash" "$URL/buildid/$id/section/a/b"
 expect 405 "POST" -X POST -d x "$URL/buildid/$id/debuginfo"
 expect 405 "DELETE" -X DELETE "$URL/buildid/$id/debuginfo"
+expect 413 "GET with a body" -X GET -d x "$URL/buildid/$id/debuginfo"
+expect 413 "GET with a chunked body" -X GET -H "Transfer-Encoding: chunked" -d x "$URL/buildid/$id/debuginfo"
 expect 200 "source/ of a file inside (control)" "$URL/buildid/$id/source/usr/bin/prog"
 
 echo "ranges:"
