@@ -127,6 +127,8 @@ ifeq ($(ARCH),i386)
 UNIT_LIBELF := /usr/lib/i386-linux-gnu/libelf.so.1
 endif
 HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
+# The debuginfod endpoint (host-fs/http.c): Debian's libmicrohttpd-dev.
+HOSTFS_LIBS += -lmicrohttpd
 # --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, linked statically into
 # memtrace so that the board binary stays self-contained (Debian's
 # libssl-dev ships libssl.a and libcrypto.a).  Cross builds unpack the

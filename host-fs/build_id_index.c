@@ -143,6 +143,12 @@ static void rescan(const struct sysroot_set *s)
 
 int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t len)
 {
+    return build_id_index_open_if(s, id, len, NULL);
+}
+
+int build_id_index_open_if(const struct sysroot_set *s, const uint8_t *id, size_t len,
+                           int (*want)(int fd, uint64_t size))
+{
     pthread_mutex_lock(&index_lock);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 || !scanned) {
@@ -161,7 +167,7 @@ int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t l
             uint8_t now[64];
             if (fstat(fd, &st) == 0 &&
                 elf_build_id_of_fd(fd, (uint64_t)st.st_size, now, sizeof(now)) == len &&
-                memcmp(now, id, len) == 0) {
+                memcmp(now, id, len) == 0 && (!want || want(fd, (uint64_t)st.st_size))) {
                 pthread_mutex_unlock(&index_lock);
                 return fd;
             }

@@ -14,4 +14,8 @@
 /* An fd of an ELF file in the sysroots whose build-id is id, or -ENOENT. */
 int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t len);
 
+/* The same, keeping only a file that want(fd, size) accepts (NULL: any). */
+int build_id_index_open_if(const struct sysroot_set *s, const uint8_t *id, size_t len,
+                           int (*want)(int fd, uint64_t size));
+
 #endif

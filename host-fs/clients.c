@@ -36,6 +36,7 @@ static struct client_limits limits = {
     .req_burst = CLIENTS_REQ_BURST,
     .lifetime_s = CLIENTS_LIFETIME_S,
     .evict_idle_ms = CLIENTS_EVICT_IDLE_MS,
+    .io_timeout_ms = CLIENTS_IO_TIMEOUT_MS,
 };
 
 static long long now_ms(void)
@@ -66,6 +67,7 @@ const struct client_limits *clients_configure(void)
         else if (strcmp(item, "burst") == 0) limits.req_burst = v;
         else if (strcmp(item, "lifetime") == 0) limits.lifetime_s = v;
         else if (strcmp(item, "evict_idle") == 0) limits.evict_idle_ms = v;
+        else if (strcmp(item, "io_timeout") == 0) limits.io_timeout_ms = v;
     }
     mt_warn("test limits in force (MEMTRACE_FS_TEST_LIMITS=%s)", knob);
     return &limits;

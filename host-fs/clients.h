@@ -33,6 +33,9 @@
 /* A session is closed after this long (a real target reconnects and reopens
  * its files by itself, so even a days-long trace goes on). */
 #define CLIENTS_LIFETIME_S (6 * 3600)
+/* A reply that makes no progress (nothing acknowledged by the peer) for
+ * this long is cut: the wire protocol's deadline per frame, for HTTP. */
+#define CLIENTS_IO_TIMEOUT_MS 30000
 /* From connect to a verified hello (and key, with --key). */
 #define CLIENTS_HELLO_TIMEOUT_MS 5000
 
@@ -51,9 +54,10 @@ struct client_limits {
     int req_burst;
     int lifetime_s;
     int evict_idle_ms;
+    int io_timeout_ms; /* HTTP: a reply that makes no progress this long is cut */
 };
 /* Reads MEMTRACE_FS_TEST_LIMITS="per_addr=N,rate=N,burst=N,lifetime=S,
- * evict_idle=MS" (tests only); returns the limits. */
+ * evict_idle=MS,io_timeout=MS" (tests only); returns the limits. */
 const struct client_limits *clients_configure(void);
 const struct client_limits *clients_limits(void);
 

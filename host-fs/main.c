@@ -17,6 +17,7 @@
 #include "arch/arch.h"
 #include "host-fs/allow.h"
 #include "host-fs/clients.h"
+#include "host-fs/http.h"
 #include "host-fs/listeners.h"
 #include "host-fs/lookup.h"
 #include "shared/wire_net.h"
@@ -47,6 +48,8 @@ struct options {
     const char *name;
     bool no_mdns;
     bool quiet;
+    const char *http_port; /* --http; NULL: the default */
+    bool no_http;
     struct allow_list allow;
 };
 
@@ -67,10 +70,14 @@ static void usage(FILE *f)
             "  -k, --key FILE              require the pre-shared key in FILE: both sides\n"
             "                              authenticated, the connection encrypted\n"
             "                              (TLS 1.3 PSK; memtrace --key FILE too)\n"
+            "      --http PORT             debuginfod web API on PORT (default %d;\n"
+            "                              0 picks one); same --bind, --allow, limits;\n"
+            "                              not with --connect or --key\n"
+            "      --no-http               no debuginfod endpoint\n"
             "  -q, --quiet                 only warnings and errors\n"
             "  -h, --help                  this text\n"
             "  -V, --version               version\n",
-            WIRE_DEFAULT_PORT);
+            WIRE_DEFAULT_PORT, HTTP_DEFAULT_PORT);
 }
 
 /* -V: the release, the git description, the wire protocol, and the CPU
@@ -183,6 +190,48 @@ static int serve_connecting(const struct session_config *cfg, const char *spec)
     return 0;
 }
 
+static int parse_port(const char *s, uint16_t *port)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end || v < 0 || v > 65535) {
+        mt_error("bad port: %s", s);
+        return -1;
+    }
+    *port = (uint16_t)v;
+    return 0;
+}
+
+/* The debuginfod endpoint next to the wire protocol's listeners, or NULL:
+ * off (--no-http, --key, reversed roles), or the default port is taken
+ * (said once).  An explicit --http that cannot listen is an error (-1). */
+static int start_http(const struct options *o, const struct sysroot_set *set, uint16_t port,
+                      bool key, struct http_server **out)
+{
+    *out = NULL;
+    if (o->no_http)
+        return 0;
+    if (key) {
+        /* debuginfod clients cannot present the key: HTTP would bypass it. */
+        if (o->http_port)
+            mt_warn("--http ignored: with --key only keyed memtrace clients are served");
+        return 0;
+    }
+    char err[256];
+    uint16_t bound = 0;
+    *out = http_start(set, &o->allow, o->binds, o->nbinds, port, &bound, err, sizeof(err));
+    if (!*out) {
+        if (o->http_port) {
+            mt_error("--http: %s", err);
+            return -1;
+        }
+        mt_warn("debuginfod endpoint off: %s (--http PORT, or --no-http)", err);
+        return 0;
+    }
+    mt_info("debuginfod endpoint: http port %u", bound);
+    return bound;
+}
+
 static char *sysroots_txt(const struct sysroot_set *set)
 {
     size_t n = 1;
@@ -213,6 +262,8 @@ int main(int argc, char **argv)
         { "bind", required_argument, NULL, 'b' },
         { "key", required_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
+        { "http", required_argument, NULL, 0x100 },
+        { "no-http", no_argument, NULL, 0x101 },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -239,6 +290,8 @@ int main(int argc, char **argv)
             break;
         case 'k': o.key_file = optarg; break;
         case 'q': o.quiet = true; break;
+        case 0x100: o.http_port = optarg; break;
+        case 0x101: o.no_http = true; break;
         case 'h': usage(stdout); return 0;
         case 'V': print_version(); return 0;
         default: usage(stderr); return 2;
@@ -251,15 +304,10 @@ int main(int argc, char **argv)
     }
     log_set_quiet(o.quiet);
     uint16_t port = WIRE_DEFAULT_PORT;
-    if (o.port) {
-        char *end;
-        long v = strtol(o.port, &end, 10);
-        if (*o.port == 0 || *end || v < 0 || v > 65535) {
-            mt_error("bad port: %s", o.port);
-            return 2;
-        }
-        port = (uint16_t)v;
-    }
+    uint16_t http_port = HTTP_DEFAULT_PORT;
+    if ((o.port && parse_port(o.port, &port) < 0) ||
+        (o.http_port && parse_port(o.http_port, &http_port) < 0))
+        return 2;
     struct wire_key *key = NULL;
     if (o.key_file) {
         char kerr[512];
@@ -300,6 +348,13 @@ int main(int argc, char **argv)
             return 1;
         }
         port = ls.port;
+        struct http_server *http = NULL;
+        int http_bound = start_http(&o, &set, http_port, key != NULL, &http);
+        if (http_bound < 0) {
+            listeners_close(&ls);
+            close_sysroots(&set);
+            return 1;
+        }
         if (!key && o.allow.count == 0)
             mt_warn("no --allow and no --key: anyone who can reach %s may read every "
                     "sysroot file (README: running memtrace-fs on a shared network)",
@@ -309,13 +364,14 @@ int main(int argc, char **argv)
         struct publisher *pub = NULL;
         if (!o.no_mdns) {
             char *txt = sysroots_txt(&set);
-            pub = publisher_start(name, port, txt);
+            pub = publisher_start2(name, port, txt, (uint16_t)http_bound);
             free(txt);
             if (!pub)
                 mt_warn("cannot start the DNS-SD publisher; serving anyway");
         }
         rc = serve_listening(&cfg, &ls, &o.allow);
         publisher_stop(pub);
+        http_stop(http);
         listeners_close(&ls);
     }
     /* Sessions notice "stopping" within half a second; one waiting in the

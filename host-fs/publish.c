@@ -26,6 +26,7 @@ struct publisher {
     AvahiTimeout *retry;
     char *name; /* avahi_malloc'd: renamed on collision */
     uint16_t port;
+    uint16_t http_port; /* the debuginfod endpoint; 0: none */
     char *txt_sysroots;
     bool said_absent;
     bool published_once;
@@ -50,6 +51,9 @@ static void group_cb(AvahiEntryGroup *g, AvahiEntryGroupState state, void *userd
     switch (state) {
     case AVAHI_ENTRY_GROUP_ESTABLISHED:
         mt_info("published \"%s\" (%s) on port %u", p->name, MTFS_SERVICE_TYPE, p->port);
+        if (p->http_port)
+            mt_info("published \"%s\" (%s) on port %u", p->name, MTFS_DEBUGINFOD_TYPE,
+                    p->http_port);
         p->published_once = true;
         p->said_absent = false;
         break;
@@ -81,6 +85,10 @@ static void add_services(struct publisher *p)
         int r = avahi_entry_group_add_service(p->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0,
                                               p->name, MTFS_SERVICE_TYPE, NULL, NULL, p->port,
                                               "proto=1", p->txt_sysroots, NULL);
+        if (r == 0 && p->http_port)
+            r = avahi_entry_group_add_service(p->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0,
+                                              p->name, MTFS_DEBUGINFOD_TYPE, NULL, NULL,
+                                              p->http_port, "path=/", NULL);
         if (r == AVAHI_ERR_COLLISION) {
             rename_after_collision(p);
             avahi_entry_group_reset(p->group);
@@ -160,7 +168,14 @@ static void client_cb(AvahiClient *c, AvahiClientState state, void *userdata)
 struct publisher *publisher_start(const char *instance_name, uint16_t port,
                                   const char *sysroots_txt)
 {
+    return publisher_start2(instance_name, port, sysroots_txt, 0);
+}
+
+struct publisher *publisher_start2(const char *instance_name, uint16_t port,
+                                   const char *sysroots_txt, uint16_t http_port)
+{
     struct publisher *p = xcalloc(1, sizeof(*p));
+    p->http_port = http_port;
     p->poll = avahi_threaded_poll_new();
     if (!p->poll) {
         free(p);

@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #define MTFS_SERVICE_TYPE "_memtrace-fs._tcp"
+/* The debuginfod endpoint, under the same instance name. */
+#define MTFS_DEBUGINFOD_TYPE "_debuginfod._tcp"
 
 struct publisher;
 
@@ -13,6 +15,9 @@ struct publisher;
  * NULL only when the poll thread cannot start. */
 struct publisher *publisher_start(const char *instance_name, uint16_t port,
                                   const char *sysroots_txt);
+/* The same, also publishing MTFS_DEBUGINFOD_TYPE on http_port (0: none). */
+struct publisher *publisher_start2(const char *instance_name, uint16_t port,
+                                   const char *sysroots_txt, uint16_t http_port);
 void publisher_stop(struct publisher *p);
 
 #endif

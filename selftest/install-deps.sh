@@ -13,6 +13,8 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       liblsan0   # LeakSanitizer (gcc -fsanitize=leak): leak_corpus.sh's oracle
       # the C++ demangler (libiberty, as c++filt): see target/symbols/demangle.c
       libiberty-dev
+      # memtrace-fs's debuginfod endpoint (libmicrohttpd), and its test oracle
+      libmicrohttpd-dev debuginfod curl
       # arm/aarch64 cross builds with clang + lld (gcc-<triple> would remove
       # gcc-multilib), target zlib from binutils-source, qemu + gdb for the
       # snapshot tests: see selftest/cross-zlib.sh and the Makefile

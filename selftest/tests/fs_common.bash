@@ -86,3 +86,17 @@ stop_fs() {
     FS_PID=
     return $rc
 }
+
+# The debuginfod tests' clients (elfutils' debuginfod-find, curl): skip without.
+need_debuginfod_clients() {
+    command -v debuginfod-find >/dev/null || { echo "debuginfod-find is not installed"; exit 77; }
+    command -v curl >/dev/null || { echo "curl is not installed"; exit 77; }
+}
+
+# fs_http_port LOG: the HTTP (debuginfod) port a memtrace-fs --http 0 logged.
+fs_http_port() {
+    local p
+    p=$(sed -n 's/.*debuginfod endpoint: http port \([0-9]*\).*/\1/p' "$1")
+    [ -n "$p" ] || { cat "$1"; fail "no HTTP port in the log"; }
+    echo "$p"
+}

@@ -32,6 +32,27 @@ oracle_port=$(echo "$line" | cut -d';' -f9)
 echo "$line" | grep -q '"proto=1"' || fail "TXT proto=1 missing"
 echo "$line" | grep -qF "\"sysroots=$(realpath "$root")\"" || fail "TXT sysroots missing"
 
+# The debuginfod endpoint, published as _debuginfod._tcp under the same
+# name: the address avahi-browse resolves serves debuginfod-find in "target".
+dline=
+for _ in $(seq 1 40); do
+    dline=$("${IN_HOST[@]}" timeout 10 avahi-browse -rpt _debuginfod._tcp 2>/dev/null |
+            awk -F';' -v n="$name" '$1 == "=" && $3 == "IPv4" && $4 == n' | head -n 1)
+    [ -n "$dline" ] && break
+    sleep 0.5
+done
+[ -n "$dline" ] || { cat "$MT_TMP/fs.log"; fail "avahi-browse does not see _debuginfod._tcp $name"; }
+echo "avahi-browse: $dline"
+[ "$(echo "$dline" | cut -d';' -f9)" = 8002 ] || fail "_debuginfod._tcp not on port 8002"
+if command -v debuginfod-find >/dev/null; then
+    did=$(readelf_build_id "$MT_TMP/prog.full")
+    got=$("${IN_TARGET[@]}" env DEBUGINFOD_URLS="http://$(echo "$dline" | cut -d';' -f8):8002" \
+          DEBUGINFOD_CACHE_PATH="$MT_TMP/dcache" debuginfod-find debuginfo "$did") ||
+        fail "debuginfod-find through the published address"
+    cmp "$got" "$root/usr/bin/.debug/prog.debug" || fail "debuginfod-find: bytes differ"
+    echo "debuginfod-find through _debuginfod._tcp: identical"
+fi
+
 found=$("${IN_TARGET[@]}" "$TEST_MDNS" discover 3000)
 echo "mdns_discover: $found"
 [ "$found" = "found $oracle_addr:$oracle_port" ] ||
