@@ -1,0 +1,45 @@
+# Helpers for tests that run on a board (sourced; see selftest/board/run.sh).
+#
+#   board_vars ARCH             sets BOARD_TRIPLE, BOARD_DARCH, BOARD_SYSROOT
+#   board_cc ARCH OUT SRC ARGS  cross-compiles a C or C++ program with clang
+#                               (the libc6-dev-*-cross sysroot, lld)
+#   board_extract LOG DIR       the guest's "@@BEGIN NAME" .. "@@END NAME"
+#                               blocks of the console log LOG as DIR/NAME
+#
+# In a guest script, `begin NAME; cat FILE; end NAME` (the functions are
+# defined in /mt/env by board_guest_env) sends a file back that way.
+
+board_vars() {
+    case $1 in
+        aarch64) BOARD_TRIPLE=aarch64-linux-gnu BOARD_DARCH=arm64 ;;
+        arm) BOARD_TRIPLE=arm-linux-gnueabihf BOARD_DARCH=armhf ;;
+        *) echo "board_vars: unknown ARCH $1" >&2; return 1 ;;
+    esac
+    BOARD_SYSROOT=/usr/$BOARD_TRIPLE
+}
+
+board_cc() {
+    local arch=$1 out=$2 src=$3
+    shift 3
+    board_vars "$arch" || return 1
+    local cc=clang
+    case $src in *.cpp|*.cc) cc=clang++ ;; esac
+    $cc --target="$BOARD_TRIPLE" -fuse-ld=lld -pthread -o "$out" "$src" "$@"
+}
+
+board_extract() {
+    local log=$1 dir=$2
+    mkdir -p "$dir"
+    awk -v dir="$dir" '
+        /^@@BEGIN [A-Za-z0-9_.-]+$/ { f = dir "/" $2; printf "" > f; on = 1; next }
+        /^@@END [A-Za-z0-9_.-]+$/ { if (on) close(f); on = 0; next }
+        on { print >> f }' "$log"
+}
+
+# Shell functions for the guest script, to put in BOARD_ENV.
+board_guest_env() {
+    cat <<'SH'
+begin() { echo "@@BEGIN $1"; }
+end() { echo "@@END $1"; }
+SH
+}
