@@ -26,8 +26,8 @@
 #                    BOARD_GUEST_ADDR (an address/prefix, e.g. 169.254.9.2/16)
 #   BOARD_ENV        lines "NAME=value" written to /mt/env
 #
-# Lines the guest prints between "@@BEGIN NAME" and "@@END NAME" are saved by
-# board_extract (selftest/board/board.bash) as files.
+# Files the guest sends on the console (send NAME FILE, begin/end NAME: see
+# board_guest_env in selftest/board/board.bash) are saved by board_extract.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -127,7 +127,8 @@ if [ -n "${BOARD_NETNS:-}" ]; then
           -device virtio-net-device,netdev=n0)
 fi
 echo "${qcmd[*]}" > "$out/qemu.cmd"
-timeout -k 5 "${BOARD_TIMEOUT:-300}" "${qcmd[@]}" </dev/null 2>"$out/qemu.err" | tr -d '\r' > "$out/console.log"
+# Line by line (sed -u): a caller may follow the log while the board runs.
+timeout -k 5 "${BOARD_TIMEOUT:-300}" "${qcmd[@]}" </dev/null 2>"$out/qemu.err" | sed -u 's/\r$//' > "$out/console.log"
 rc=${PIPESTATUS[0]}
 [ $rc -eq 124 ] || [ $rc -eq 137 ] && { echo "board ($arch): timed out after ${BOARD_TIMEOUT:-300}s" >&2; exit 124; }
 status=$(sed -n 's/^@@BOARD exit \([0-9]*\)$/\1/p' "$out/console.log" | tail -n 1)

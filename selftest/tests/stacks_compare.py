@@ -77,7 +77,11 @@ def key(frames, sources):
             continue
         own = file in sources
         name = func if own and not file.endswith(('.cpp', '.cc')) else ''
-        k.append((name, file, line))
+        # Code at line 0 (clang's _GLOBAL__sub_I_* static initializers) has
+        # no source position: gdb names no file for it, binutils' and LLVM's
+        # addr2line name the CU's file with line "?".  Only the position
+        # counts, so a frame without a line is compared without a file.
+        k.append((name, file if line is not None else None, line))
         if func == 'main':
             break
     return tuple(k)
