@@ -76,7 +76,7 @@ endif
 ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c
 ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
 ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c
-ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c
+ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
 
 SHARED_SRCS := $(wildcard shared/*.c)
@@ -217,7 +217,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c
+	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
 
 cross:

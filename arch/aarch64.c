@@ -62,6 +62,26 @@ void arch_emulate_return(struct arch_regs *regs, uint64_t ret_addr)
     regs->user.pc = ret_addr;   /* nothing was pushed: sp stays */
 }
 
+/* The vDSO's __kernel_rt_sigreturn: mov x8, #139 (rt_sigreturn); svc #0.
+ * The handler returned to it with sp at the kernel's struct rt_sigframe:
+ * siginfo (128 bytes), then the ucontext, whose sigcontext (at 176: after
+ * uc_flags, uc_link, uc_stack and the 1024-bit signal mask, 16-aligned)
+ * holds fault_address, x0-x30, sp, pc. */
+#define RT_SIGFRAME_REGS (128 + 176 + 8)
+
+bool arch_sigtramp_frame(const uint8_t *code, int64_t off[ARCH_DWARF_NREGS])
+{
+    static const uint8_t tramp[ARCH_SIGTRAMP_CODE_LEN] = {0x68, 0x11, 0x80, 0xd2,
+                                                          0x01, 0x00, 0x00, 0xd4};
+    if (memcmp(code, tramp, sizeof(tramp)) != 0)
+        return false;
+    for (int i = 0; i < 31; i++)
+        off[i] = RT_SIGFRAME_REGS + 8 * i;
+    off[31] = RT_SIGFRAME_REGS + 8 * 31;   /* sp */
+    off[32] = RT_SIGFRAME_REGS + 8 * 32;   /* pc */
+    return true;
+}
+
 void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out)
 {
     for (int i = 0; i < 31; i++)

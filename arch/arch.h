@@ -50,9 +50,22 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PTR_SIZE 8
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 4       /* brk #0 */
-/* Pointer authentication (PAC) bits in a saved return address are not
- * stripped: the unwinder sees them only in code built with
- * -mbranch-protection on a CPU that has PAC, and then stops there. */
+/* Pointer authentication (PAC): a return address saved by code built with
+ * -mbranch-protection (paciasp) carries a signature in its high bits.  The
+ * unwinder strips it with xpaclri, which runs here on the target's own
+ * kernel and CPU (the same virtual address size, so the same PAC field)
+ * and is a nop on a CPU without PAC, where there is nothing to strip. */
+static inline uint64_t arch_strip_pac(uint64_t ra)
+{
+    register uint64_t lr __asm__("x30") = ra;
+    __asm__("hint #7" : "+r"(lr));   /* xpaclri */
+    return lr;
+}
+#define ARCH_RA_TO_PC(ra) arch_strip_pac(ra)
+/* Debian's arm64 vDSO has no CFI for its sigreturn trampoline: the
+ * unwinder recognises it by its code (arch_sigtramp_frame). */
+#define ARCH_HAS_SIGTRAMP 1
+#define ARCH_SIGTRAMP_CODE_LEN 8
 typedef struct user_pt_regs arch_user_regs;
 #elif defined(__arm__)
 #include <sys/user.h>   /* not asm/ptrace.h: its PTRACE_* macros break sys/ptrace.h */
@@ -63,13 +76,24 @@ typedef struct user_pt_regs arch_user_regs;
 #define ARCH_DWARF_RA 14
 #define ARCH_PTR_SIZE 4
 #define ARCH_STACK_REDZONE 0
-#define ARCH_BREAKPOINT_LEN 4       /* ARM-state udf, the kernel's ptrace breakpoint */
+#define ARCH_BREAKPOINT_LEN 4       /* the longest trap: ARM udf, or Thumb-2 udf.w */
 /* A return address into Thumb code has bit 0 set: the caller's pc is the
  * address without it. */
 #define ARCH_RA_TO_PC(ra) ((ra) & ~(uint64_t)1)
-/* Thumb-state breakpoints, for when the engine learns the state of the
- * function it patches (bit 0 of its symbol): a 16-bit udf the kernel treats
- * as a breakpoint, and its 32-bit Thumb-2 form. */
+/* Code addresses carry the instruction set in bit 0, as interworking
+ * branches (bx) and symbol values do: odd is Thumb code at the address
+ * minus one.  arch_pc reports the state that way and arch_set_pc sets it. */
+#define ARCH_CODE_ADDR(a) ((a) & ~(uint64_t)1)
+/* Injected code (the system call gadget) is ARM-state code: word aligned. */
+#define ARCH_INJECT_ADDR(pc) ((pc) & ~(uint64_t)3)
+#define ARCH_HAS_BREAKPOINT_FOR 1
+/* Where no CFI covers a pc, the unwinder reads the EHABI tables
+ * (target/unwind/exidx.h) and Thumb prologues. */
+#define ARCH_UNWIND_EXIDX 1
+/* Thumb-state breakpoints, for a function whose symbol has bit 0 set: the
+ * 16-bit udf the kernel treats as a breakpoint over a 16-bit instruction,
+ * and its 32-bit Thumb-2 form over a 32-bit one (so the trap covers the
+ * displaced instruction exactly). */
 #define ARM_THUMB_BREAKPOINT 0xde01u
 #define ARM_THUMB2_BREAKPOINT 0xf7f0a000u
 typedef struct user_regs arch_user_regs;   /* uregs[0..15] = r0..pc, [16] cpsr */
@@ -81,6 +105,14 @@ typedef struct user_regs arch_user_regs;   /* uregs[0..15] = r0..pc, [16] cpsr *
  * the Thumb bit; elsewhere they are the same). */
 #ifndef ARCH_RA_TO_PC
 #define ARCH_RA_TO_PC(ra) (ra)
+#endif
+/* Where the bytes of the code at a code address lie (arm: without the
+ * Thumb bit), and where injected code may go near a thread's pc. */
+#ifndef ARCH_CODE_ADDR
+#define ARCH_CODE_ADDR(a) (a)
+#endif
+#ifndef ARCH_INJECT_ADDR
+#define ARCH_INJECT_ADDR(pc) (pc)
 #endif
 
 /* The register file of one stopped thread, as ptrace gives it. */
@@ -125,6 +157,25 @@ uint64_t arch_retval(const struct arch_regs *regs);
 
 /* The trap instruction and where the PC is reported after it traps. */
 extern const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN];
+/* The trap for a breakpoint at code address addr, over the original bytes
+ * code[0..avail): its bytes in out, and its length (at most
+ * ARCH_BREAKPOINT_LEN), written at ARCH_CODE_ADDR(addr).  One trap on
+ * most CPUs; arm picks an ARM or a 16-/32-bit Thumb trap. */
+#ifdef ARCH_HAS_BREAKPOINT_FOR
+unsigned arch_breakpoint_for(uint64_t addr, const uint8_t *code, size_t avail,
+                             uint8_t out[ARCH_BREAKPOINT_LEN]);
+#else
+static inline unsigned arch_breakpoint_for(uint64_t addr, const uint8_t *code, size_t avail,
+                                           uint8_t out[ARCH_BREAKPOINT_LEN])
+{
+    (void)addr;
+    (void)code;
+    (void)avail;
+    for (unsigned i = 0; i < ARCH_BREAKPOINT_LEN; i++)
+        out[i] = arch_breakpoint_insn[i];
+    return ARCH_BREAKPOINT_LEN;
+}
+#endif
 /* PC of the breakpoint that made a thread stop with this PC. */
 uint64_t arch_breakpoint_addr_from_pc(uint64_t pc);
 
@@ -147,6 +198,14 @@ void arch_emulate_return(struct arch_regs *regs, uint64_t ret_addr);
 /* Registers in DWARF numbering, for the unwinder. */
 void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
 
+#ifdef ARCH_HAS_SIGTRAMP
+/* Is code[0..ARCH_SIGTRAMP_CODE_LEN), the instructions at a frame's pc,
+ * the kernel's signal return trampoline?  Then off[n] is where, from the
+ * frame's sp, the interrupted thread's DWARF register n was saved (the
+ * kernel's rt_sigframe), or -1. */
+bool arch_sigtramp_frame(const uint8_t *code, int64_t off[ARCH_DWARF_NREGS]);
+#endif
+
 /* Displaced execution of the instruction a breakpoint covers, so that the
  * breakpoint stays in place while other threads run.
  *
@@ -155,8 +214,9 @@ void arch_regs_to_unwind(const struct arch_regs *regs, struct unwind_regs *out);
  *   DISPLACE_EMULATE: set the PC to new_pc (an instruction with no effect but
  *                     the PC, e.g. endbr64 or nop, or a direct jmp);
  *   DISPLACE_OUT_OF_LINE: copy slot_bytes[0..slot_len) to slot_addr and set the
- *                     PC to slot_addr; the copy ends by jumping back to the
- *                     instruction after the original one;
+ *                     PC to slot_addr + slot_entry (arm: 1 enters Thumb code);
+ *                     the copy ends by jumping back to the instruction after
+ *                     the original one;
  *   DISPLACE_UNSUPPORTED: the caller must stop all threads, remove the
  *                     breakpoint, single-step, and reinsert it.
  * slot_addr is the scratch slot reserved for this breakpoint in the target. */
@@ -171,6 +231,7 @@ struct displace_plan {
     uint64_t new_pc;                       /* DISPLACE_EMULATE */
     uint8_t slot_bytes[ARCH_DISPLACE_SLOT_MAX];
     unsigned slot_len;                     /* DISPLACE_OUT_OF_LINE */
+    unsigned slot_entry;                   /* DISPLACE_OUT_OF_LINE: pc = slot + this */
 };
 
 struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,

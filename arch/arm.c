@@ -1,16 +1,14 @@
 /* arm (32-bit, EABI hard-float): AAPCS (arguments r0-r3, result r0, return
  * address in lr), DWARF numbering r0-r15 (sp 13, lr 14, pc 15).
  *
- * ARM and Thumb state: breakpoints, the injected system call and displaced
- * instructions are ARM-state code.  A Thumb function (bit 0 of its symbol,
- * or the T bit of CPSR) is refused by arch_displace: patching it needs the
- * 16-bit ARM_THUMB_BREAKPOINT and a Thumb decoder (not written), and the
- * engine must pass the state down.  Debian's armhf libc is Thumb-2, so on
- * such a system malloc is not intercepted yet.
- *
- * Unwinding reads .eh_frame and .debug_frame only; ARM EHABI tables
- * (.ARM.exidx/.ARM.extab), which is all an armhf libc carries without its
- * debug file, are not read. */
+ * ARM and Thumb state: a code address with bit 0 set is Thumb code (a
+ * Thumb function's symbol, a return address into Thumb code), and arch_pc /
+ * arch_set_pc carry the T bit of CPSR that way.  A Thumb function gets a
+ * Thumb trap (16- or 32-bit, as long as the instruction it covers) and its
+ * first instruction is displaced as Thumb code (thumb_insn.c).  The return
+ * trampoline and the injected system call stay ARM code: a Thumb function
+ * returns to it with bx lr or pop {pc}, which interwork, and the trap there
+ * puts the caller's state back from bit 0 of the saved return address. */
 #if defined(__arm__)
 
 #include "arch/arch.h"
@@ -19,6 +17,7 @@
 #include <sys/ptrace.h>
 
 #include "arch/arm_insn.h"
+#include "arch/thumb_insn.h"
 
 #define LE32(w) {(uint8_t)(w), (uint8_t)((w) >> 8), (uint8_t)((w) >> 16), (uint8_t)((w) >> 24)}
 
@@ -40,8 +39,23 @@ int arch_set_regs(pid_t tid, const struct arch_regs *regs)
     return (int)ptrace(PTRACE_SETREGS, tid, NULL, (void *)&regs->user);
 }
 
-uint64_t arch_pc(const struct arch_regs *regs) { return (uint32_t)regs->user.uregs[15]; }
-void arch_set_pc(struct arch_regs *regs, uint64_t pc) { regs->user.uregs[15] = (unsigned long)(uint32_t)pc; }
+uint64_t arch_pc(const struct arch_regs *regs)
+{
+    uint32_t thumb = ((uint32_t)regs->user.uregs[16] & CPSR_T) ? 1 : 0;
+    return ((uint32_t)regs->user.uregs[15] & ~1u) | thumb;
+}
+
+/* Bit 0 picks the state, as bx does.  The IT state belongs to the
+ * instruction at the old pc: it is cleared when the pc moves. */
+void arch_set_pc(struct arch_regs *regs, uint64_t pc)
+{
+    uint32_t cpsr = (uint32_t)regs->user.uregs[16];
+    if (arch_pc(regs) != (uint32_t)pc)
+        cpsr &= ~CPSR_IT_MASK;
+    cpsr = (pc & 1) ? cpsr | CPSR_T : cpsr & ~CPSR_T;
+    regs->user.uregs[16] = (unsigned long)cpsr;
+    regs->user.uregs[15] = (unsigned long)((uint32_t)pc & ~1u);
+}
 uint64_t arch_sp(const struct arch_regs *regs) { return (uint32_t)regs->user.uregs[13]; }
 
 uint64_t arch_arg(const struct arch_regs *regs, int n)
@@ -98,10 +112,38 @@ void arch_setup_syscall(struct arch_regs *regs, uint64_t pc, long nr, const uint
         regs->user.uregs[i] = (unsigned long)(uint32_t)args[i];
 }
 
+unsigned arch_breakpoint_for(uint64_t addr, const uint8_t *code, size_t avail,
+                             uint8_t out[ARCH_BREAKPOINT_LEN])
+{
+    if (addr & 1) {
+        if (avail < 2)
+            return 0;
+        if (thumb_insn_len((uint16_t)(code[0] | code[1] << 8)) == 4) {
+            if (avail < 4)
+                return 0;
+            static const uint8_t t32[4] = {(uint8_t)(ARM_THUMB2_BREAKPOINT >> 16),
+                                           (uint8_t)(ARM_THUMB2_BREAKPOINT >> 24),
+                                           (uint8_t)ARM_THUMB2_BREAKPOINT,
+                                           (uint8_t)(ARM_THUMB2_BREAKPOINT >> 8)};
+            memcpy(out, t32, 4);
+            return 4;
+        }
+        out[0] = (uint8_t)ARM_THUMB_BREAKPOINT;
+        out[1] = (uint8_t)(ARM_THUMB_BREAKPOINT >> 8);
+        return 2;
+    }
+    if (avail < 4 || (addr & 3))
+        return 0;
+    memcpy(out, arch_breakpoint_insn, 4);
+    return 4;
+}
+
 struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t insn_addr,
                                    uint64_t slot_addr)
 {
-    if (avail < 4 || (insn_addr & 3)) {   /* Thumb (odd) or misaligned */
+    if (insn_addr & 1)
+        return thumb_displace(insn, avail, (uint32_t)insn_addr & ~1u, (uint32_t)slot_addr);
+    if (avail < 4 || (insn_addr & 3)) {   /* misaligned */
         struct displace_plan none;
         memset(&none, 0, sizeof(none));
         none.kind = DISPLACE_UNSUPPORTED;

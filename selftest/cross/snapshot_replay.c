@@ -7,10 +7,18 @@
  *
  *   snapshot_replay [--exidx-ok] SNAPSHOT.txt...
  *
- * Runs on the target CPU (under qemu-user here).  --exidx-ok (arm): when
- * memtrace stops early, it is accepted only if every frame so far matched
- * and the last one lies in a module with no .eh_frame/.debug_frame row for
- * it (ARM EHABI tables are not read: gdb reads them, memtrace does not).
+ * Runs on the target CPU (under qemu-user here).  Frames without CFI are
+ * unwound with the modules' ARM EHABI tables, as capture.c does.
+ * --pac-ref REF.txt SNAP.txt (aarch64): SNAP is of a program built with
+ * -mbranch-protection, where gdb (13, on qemu 7.2's gdbstub, which does not
+ * describe the PAC masks) shows signed return addresses and stops; its pcs
+ * are compared without the signature (bits 48-63: qemu-user's 48-bit
+ * address space), and names and lines, frame by frame, with gdb's bt of REF,
+ * the same stop in the same program built without branch protection.
+ * --exidx-ok: when memtrace stops early, it is accepted only if every frame
+ * so far matched and the last one lies in a module with no
+ * .eh_frame/.debug_frame row for it (from before exidx was read; the
+ * tests no longer pass it).
  * Exit 0 when every snapshot matched, 1 otherwise. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -200,6 +208,21 @@ static struct cfi_table *find_cfi(void *ctx, uint64_t pc, uint64_t *bias)
     return module_cfi(mm, m);
 }
 
+static struct exidx_table *find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
+{
+    struct module_map *mm = ctx;
+    struct module *m = module_find(mm, pc);
+    if (!m)
+        return NULL;
+    *bias = m->bias;
+    return module_exidx(mm, m);
+}
+
+static size_t func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)
+{
+    return module_func_code(ctx, pc, start, code, max);
+}
+
 static bool has_cfi_row(struct module_map *mm, uint64_t pc)
 {
     uint64_t bias;
@@ -240,7 +263,30 @@ static bool same_symbol(struct module_map *mm, const struct gdb_frame *g, int i,
     return true;
 }
 
-static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_ok)
+/* --pac-ref: gdb's names and lines from the reference, its pcs (without
+ * the signature) from the snapshot as far as gdb got; 0 is "not known". */
+static bool merge_reference(struct snapshot *s, const char *ref_path, struct file_locator *loc)
+{
+    struct snapshot *r = xcalloc(1, sizeof(*r));
+    struct module_map rm;
+    module_map_init(&rm, -1, loc);
+    bool ok = load(ref_path, r, &rm) == 0 && r->nframes > 0;
+    if (ok) {
+        for (int i = 0; i < r->nframes; i++) {
+            uint64_t pc = i < s->nframes ? s->frames[i].pc & ((1ull << 48) - 1) : 0;
+            s->frames[i] = r->frames[i];
+            s->frames[i].pc = pc;
+        }
+        s->nframes = r->nframes;
+    }
+    module_map_destroy(&rm);
+    free(r->mem);
+    free(r);
+    return ok;
+}
+
+static bool replay(const char *path, bool exidx_ok, const char *ref_path, int *frames_ok,
+                   int *lines_ok)
 {
     struct snapshot *s = xcalloc(1, sizeof(*s));
     struct file_locator loc;
@@ -248,10 +294,10 @@ static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_o
     file_locator_add(&loc, file_provider_sysroot("/"));
     struct module_map mm;
     module_map_init(&mm, -1, &loc);
-    bool ok = load(path, s, &mm) == 0;
+    bool ok = load(path, s, &mm) == 0 && (!ref_path || merge_reference(s, ref_path, &loc));
     if (ok) {
         struct unwind_memory mem = {read_mem, s};
-        struct unwind_lookup lookup = {find_cfi, &mm};
+        struct unwind_lookup lookup = {find_cfi, &mm, find_exidx, func_code};
         uint64_t pcs[MAX_FRAMES];
         /* As capture_stack does: every snapshot is at a function's entry. */
         int n = unwind_stack_at_entry(&s->regs, &mem, &lookup, pcs, MAX_FRAMES);
@@ -274,7 +320,7 @@ static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_o
                     printf("  #%-2d %-10s gdb 0x%" PRIx64 " %s\n", i, verdict, g->pc, g->func);
                     break;
                 }
-            } else if (pc != g->pc) {
+            } else if (g->pc && pc != g->pc) {
                 verdict = "PC DIFFERS";
                 ok = false;
             } else if (!same_symbol(&mm, g, i, pc, why, sizeof(why))) {
@@ -299,18 +345,23 @@ static bool replay(const char *path, bool exidx_ok, int *frames_ok, int *lines_o
 int main(int argc, char **argv)
 {
     bool exidx_ok = false;
+    const char *ref = NULL;
     int first = 1;
     if (argc > 1 && strcmp(argv[1], "--exidx-ok") == 0) {
         exidx_ok = true;
         first = 2;
+    } else if (argc > 3 && strcmp(argv[1], "--pac-ref") == 0) {
+        ref = argv[2];
+        first = 3;
     }
-    if (first >= argc) {
-        fprintf(stderr, "usage: snapshot_replay [--exidx-ok] SNAPSHOT.txt...\n");
+    if (first >= argc || (ref && argc != 4)) {
+        fprintf(stderr, "usage: snapshot_replay [--exidx-ok] SNAPSHOT.txt...\n"
+                        "       snapshot_replay --pac-ref REF.txt SNAPSHOT.txt\n");
         return 2;
     }
     int bad = 0, frames_ok = 0, lines_ok = 0;
     for (int a = first; a < argc; a++)
-        if (!replay(argv[a], exidx_ok, &frames_ok, &lines_ok))
+        if (!replay(argv[a], exidx_ok, ref, &frames_ok, &lines_ok))
             bad++;
     printf("%s: %d snapshots, %d frames matched gdb (%d with file:line), %d snapshots differ\n",
            ARCH_NAME, argc - first, frames_ok, lines_ok, bad);

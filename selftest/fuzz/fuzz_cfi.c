@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             cfi_find_row(f.table, pc, &row);
 
         struct unwind_memory mem = { fake_read, &f };
-        struct unwind_lookup lookup = { fake_find, &f };
+        struct unwind_lookup lookup = { fake_find, &f, NULL, NULL };
         uint64_t pcs[32];
         for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
             struct unwind_regs regs;

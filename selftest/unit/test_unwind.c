@@ -175,7 +175,7 @@ int main(void)
     src.debug_frame_size = b.n;
     the_table = cfi_table_new(&src);
     struct unwind_memory mem = { mem_read, NULL };
-    struct unwind_lookup lookup = { find, NULL };
+    struct unwind_lookup lookup = { find, NULL, NULL, NULL };
     uint64_t pcs[64];
 
     /* A -> B -> _start */

@@ -290,7 +290,7 @@ int main(int argc, char **argv)
         }
         snaps++;
         struct unwind_memory mem = { read_mem, s };
-        struct unwind_lookup lookup = { find_table, s };
+        struct unwind_lookup lookup = { find_table, s, NULL, NULL };
         uint64_t pcs[MAX_FRAMES];
         int n = unwind_stack(&s->regs, &mem, &lookup, pcs, MAX_FRAMES);
 

@@ -62,15 +62,18 @@ int bp_insert(struct tracee *t, struct breakpoint *bp)
 {
     if (bp->inserted)
         return 0;
-    int rc = target_mem_read(&t->mem, bp->addr, bp->orig, ARCH_BREAKPOINT_LEN);
-    if (rc < 0)
-        return rc;
-    guardian_note_breakpoint(t->pid, bp->addr, bp->orig, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN);
-    rc = target_mem_write(&t->mem, bp->addr, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN);
+    uint64_t at = ARCH_CODE_ADDR(bp->addr);
+    size_t have = target_mem_read_partial(&t->mem, at, bp->orig, ARCH_BREAKPOINT_LEN);
+    unsigned len = have ? arch_breakpoint_for(bp->addr, bp->orig, have, bp->trap) : 0;
+    if (len == 0 || len > have)
+        return -EFAULT;
+    bp->len = (uint8_t)len;
+    guardian_note_breakpoint(t->pid, at, bp->orig, bp->trap, len);
+    int rc = target_mem_write(&t->mem, at, bp->trap, len);
     if (rc == 0)
         bp->inserted = true;
     else
-        guardian_forget_breakpoint(t->pid, bp->addr);
+        guardian_forget_breakpoint(t->pid, at);
     return rc;
 }
 
@@ -78,10 +81,10 @@ int bp_remove(struct tracee *t, struct breakpoint *bp)
 {
     if (!bp->inserted)
         return 0;
-    int rc = target_mem_write(&t->mem, bp->addr, bp->orig, ARCH_BREAKPOINT_LEN);
+    int rc = target_mem_write(&t->mem, ARCH_CODE_ADDR(bp->addr), bp->orig, bp->len);
     if (rc == 0) {
         bp->inserted = false;
-        guardian_forget_breakpoint(t->pid, bp->addr);
+        guardian_forget_breakpoint(t->pid, ARCH_CODE_ADDR(bp->addr));
     }
     return rc;
 }
@@ -103,7 +106,7 @@ void bp_forget_module(struct tracee *t, uint64_t module_start)
     t->bps_count = 0;
     for (unsigned i = 0; i < cap; i++) {
         if (old[i].addr && old[i].module_start == module_start)
-            guardian_forget_breakpoint(t->pid, old[i].addr);
+            guardian_forget_breakpoint(t->pid, ARCH_CODE_ADDR(old[i].addr));
         if (!old[i].addr || old[i].module_start == module_start)
             continue;
         *bp_slot(t->bps, cap, old[i].addr) = old[i];

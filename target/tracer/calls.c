@@ -98,7 +98,7 @@ static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
     if (bp->plan.kind == DISPLACE_EMULATE)
         arch_set_pc(regs, bp->plan.new_pc);
     else
-        arch_set_pc(regs, bp->slot_addr);
+        arch_set_pc(regs, bp->slot_addr + bp->plan.slot_entry);
 }
 
 /* perf: a free of a block the books know, with no intercepted call open on

@@ -53,18 +53,36 @@ static struct cfi_table *capture_find_cfi(void *ctx, uint64_t pc, uint64_t *bias
     return module_cfi(t->modules, m);
 }
 
+static struct exidx_table *capture_find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
+{
+    struct tracee *t = ctx;
+    struct module *m = module_find(t->modules, pc);
+    if (!m)
+        return NULL;
+    *bias = m->bias;
+    return module_exidx(t->modules, m);
+}
+
+static size_t capture_func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)
+{
+    struct tracee *t = ctx;
+    return module_func_code(t->modules, pc, start, code, max);
+}
+
 uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
 {
     struct tracee *t = w->t;
     struct unwind_regs ur;
     arch_regs_to_unwind(regs, &ur);
     struct unwind_memory mem = {.read = capture_read, .ctx = w};
-    struct unwind_lookup lookup = {.find = capture_find_cfi, .ctx = t};
+    struct unwind_lookup lookup = {.find = capture_find_cfi, .ctx = t,
+                                   .find_exidx = capture_find_exidx,
+                                   .func_code = capture_func_code};
     uint64_t pcs[MAX_DEPTH];
     unsigned depth = t->opts.depth < MAX_DEPTH ? t->opts.depth : MAX_DEPTH;
     int n = unwind_stack_at_entry(&ur, &mem, &lookup, pcs, (int)depth);
     if (n < 1) {
-        pcs[0] = arch_pc(regs);
+        pcs[0] = ARCH_CODE_ADDR(arch_pc(regs));
         n = 1;
     }
     return stack_table_intern(t->stacks, pcs, (unsigned)n);

@@ -69,7 +69,7 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
     if (bp_find(t, addr))
         return 0; /* an alias (mmap64 = mmap, memalign = aligned_alloc) */
     uint8_t insn[ARCH_INSN_MAX];
-    size_t avail = target_mem_read_partial(&t->mem, addr, insn, sizeof(insn));
+    size_t avail = target_mem_read_partial(&t->mem, ARCH_CODE_ADDR(addr), insn, sizeof(insn));
     if (avail == 0)
         return -EFAULT;
     uint64_t slot = 0;

@@ -41,7 +41,8 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
     if (!shares_vm && target_mem_open(&cm, child) == 0) {
         for (unsigned i = 0; i < t->bps_cap; i++)
             if (t->bps[i].addr && t->bps[i].inserted)
-                target_mem_write(&cm, t->bps[i].addr, t->bps[i].orig, ARCH_BREAKPOINT_LEN);
+                target_mem_write(&cm, ARCH_CODE_ADDR(t->bps[i].addr), t->bps[i].orig,
+                                 t->bps[i].len);
         for (unsigned i = 0; i < parent->ncalls; i++) {
             const struct pending_call *c = &parent->calls[i];
             if (c->ret_slot)

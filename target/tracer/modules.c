@@ -18,6 +18,7 @@
 #include "target/symbols/debug_object.h"
 #include "target/symbols/symbolize.h"
 #include "target/symbols/symtab.h"
+#include "target/unwind/exidx.h"
 
 void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
 {
@@ -39,6 +40,11 @@ static void module_free(struct module *m)
         cfi_table_free(m->cfi);
     for (int i = 0; i < 3; i++)
         elf_blob_free(&m->cfi_blobs[i]);
+    exidx_table_free(m->exidx);
+    if (m->starts)
+        symtab_free(m->starts);
+    for (int i = 0; i < 2; i++)
+        elf_blob_free(&m->exidx_blobs[i]);
     if (m->sym)
         symbolizer_free(m->sym);
     if (m->dobj)
@@ -405,6 +411,52 @@ struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
         return NULL;
     m->cfi = cfi_table_new(&src);
     return m->cfi;
+}
+
+struct exidx_table *module_exidx(struct module_map *mm, struct module *m)
+{
+    if (m->exidx || m->exidx_tried)
+        return m->exidx;
+    m->exidx_tried = true;
+    struct elf_file *f = module_mapped_elf(mm, m);
+    const struct elf_section *ix = load_section(f, ".ARM.exidx", &m->exidx_blobs[0]);
+    if (!ix)
+        return NULL;
+    const struct elf_section *tab = load_section(f, ".ARM.extab", &m->exidx_blobs[1]);
+    struct exidx_sources src = {
+        .big_endian = elf_file_big_endian(f),
+        .exidx = m->exidx_blobs[0].data,
+        .exidx_size = m->exidx_blobs[0].size,
+        .exidx_vaddr = ix->addr,
+        .extab = tab ? m->exidx_blobs[1].data : NULL,
+        .extab_size = tab ? m->exidx_blobs[1].size : 0,
+        .extab_vaddr = tab ? tab->addr : 0,
+    };
+    m->exidx = exidx_table_new(&src);
+    return m->exidx;
+}
+
+size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uint8_t *code,
+                        size_t max)
+{
+    struct module *m = module_find(mm, pc);
+    if (!m)
+        return 0;
+    struct elf_file *f = module_mapped_elf(mm, m);
+    if (!f)
+        return 0;
+    if (!m->starts_tried) {
+        m->starts_tried = true;
+        m->starts = symtab_load(f, NULL);
+    }
+    uint64_t off = 0;
+    if (!m->starts || !symtab_lookup(m->starts, pc - m->bias, &off))
+        return 0;
+    uint64_t len = off < max ? off : max;
+    if (len == 0 || elf_file_read_vaddr(f, pc - m->bias - off, code, (size_t)len) < 0)
+        return 0;
+    *start = pc - off;
+    return (size_t)len;
 }
 
 bool module_is_static_executable(struct module_map *mm, uint64_t addr)

@@ -15,6 +15,7 @@
 
 struct debug_object;
 struct cfi_table;
+struct exidx_table;
 struct symbolizer;
 
 struct module {
@@ -35,6 +36,11 @@ struct module {
     struct cfi_table *cfi;
     bool cfi_tried;
     struct elf_blob cfi_blobs[3];
+    struct exidx_table *exidx; /* ARM EHABI tables, where CFI has no row */
+    bool exidx_tried;
+    struct elf_blob exidx_blobs[2];
+    struct symtab *starts;     /* function starts for prologue analysis (arm) */
+    bool starts_tried;
     uint8_t *image;         /* the vDSO's bytes, copied from the process */
     size_t image_size;
 };
@@ -68,6 +74,13 @@ struct module *module_find_any(const struct module_map *mm, uint64_t addr);
 struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m);
 struct debug_object *module_debug_object(struct module_map *mm, struct module *m);
 struct cfi_table *module_cfi(struct module_map *mm, struct module *m);
+/* The .ARM.exidx/.ARM.extab tables of the mapped file, or NULL. */
+struct exidx_table *module_exidx(struct module_map *mm, struct module *m);
+/* The function containing pc (runtime): its start in *start and its code
+ * from there up to pc (at most max bytes) in code, read from the mapped
+ * file (never our breakpoints).  The byte count, 0 when unknown. */
+size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uint8_t *code,
+                        size_t max);
 /* Function and file:line lookups; NULL without any symbols. */
 struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m);
 

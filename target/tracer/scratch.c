@@ -82,7 +82,7 @@ static int wait_for_trap(struct thread *th)
 static int leave_syscall(struct tracee *t, struct thread *th, const struct arch_regs *saved)
 {
     uint8_t orig[ARCH_BREAKPOINT_LEN];
-    uint64_t pc = arch_pc(saved);
+    uint64_t pc = ARCH_INJECT_ADDR(arch_pc(saved));
     if (target_mem_read(&t->mem, pc, orig, sizeof(orig)) < 0 ||
         target_mem_write(&t->mem, pc, arch_breakpoint_insn, ARCH_BREAKPOINT_LEN) < 0)
         return -EFAULT;
@@ -120,7 +120,7 @@ int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t 
     if (t->scratch_count) {
         code = t->scratch[0].addr + SCRATCH_SYSCALL_OFF;
     } else {
-        code = arch_pc(&saved);
+        code = ARCH_INJECT_ADDR(arch_pc(&saved));
         if (target_mem_read(&t->mem, code, orig, arch_syscall_insn_len) < 0 ||
             target_mem_write(&t->mem, code, arch_syscall_insn, arch_syscall_insn_len) < 0)
             return -EFAULT;

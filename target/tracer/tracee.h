@@ -54,8 +54,10 @@ struct thread {
 };
 
 struct breakpoint {
-    uint64_t addr;
+    uint64_t addr;                   /* a code address (arm: bit 0 is Thumb) */
     uint8_t orig[ARCH_BREAKPOINT_LEN];
+    uint8_t trap[ARCH_BREAKPOINT_LEN];  /* what is written (arch_breakpoint_for) */
+    uint8_t len;                     /* bytes of trap and orig in use */
     const struct intercept_fn *fn;   /* NULL: the dynamic linker rendezvous */
     struct displace_plan plan;
     uint64_t slot_addr;

@@ -4,9 +4,11 @@
  * Frame 0's pc must be where the thread really is (at a breakpoint trap,
  * the breakpoint's address, not the pc the kernel reports after it).
  * Memory is read only through unwind_memory (a stack window copied once
- * per stop is enough for ordinary and signal frames).  Not done here:
- * stripping aarch64 pointer-authentication bits (rows say ra_mangled),
- * ARM EHABI (.ARM.exidx) tables, frame-pointer fallback without CFI. */
+ * per stop is enough for ordinary and signal frames).  On arm, a pc that
+ * no CFI covers is unwound with the module's EHABI tables (exidx.h),
+ * signal frames included (glibc's restorer pops the whole context).  On
+ * aarch64 return addresses lose their pointer-authentication bits
+ * (ARCH_RA_TO_PC).  Not done here: frame-pointer fallback without CFI. */
 #ifndef MT_UNWIND_UNWIND_H
 #define MT_UNWIND_UNWIND_H
 
@@ -15,6 +17,7 @@
 
 #include "arch/arch.h"
 #include "target/dwarf/cfi.h"
+#include "target/unwind/exidx.h"
 
 /* pcs[i] (i > 0) carries this bit when the frame was interrupted by a signal:
  * the pc is exact (look up pc itself), not a return address (look up pc-1). */
@@ -35,6 +38,13 @@ struct unwind_lookup {
      * load bias (runtime minus link-time address), or NULL. */
     struct cfi_table *(*find)(void *ctx, uint64_t pc, uint64_t *bias);
     void *ctx;
+    /* arm: the EHABI tables (.ARM.exidx) of the module containing pc, for
+     * where no CFI row covers it (NULL: none). */
+    struct exidx_table *(*find_exidx)(void *ctx, uint64_t pc, uint64_t *bias);
+    /* arm: the code of the function containing pc, from its start up to pc
+     * (at most max bytes), for prologue analysis where neither CFI nor
+     * exidx describe it; the byte count, 0 when unknown (NULL: none). */
+    size_t (*func_code)(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max);
 };
 
 /* Fills pcs[0..n) and returns n: pcs[0] is regs' pc, the others return
