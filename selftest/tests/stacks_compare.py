@@ -17,8 +17,9 @@ import re
 import sys
 
 # The code a signal handler returns to: glibc's restorer on x86_64, the
-# vDSO's (or glibc's) on i386.
-SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kernel_rt_sigreturn')
+# vDSO's (or glibc's) on i386 and aarch64, glibc's sigrestorer.S on arm.
+SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kernel_rt_sigreturn',
+                      '__default_sa_restorer', '__default_rt_sa_restorer')
 FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
 
 
