@@ -122,8 +122,10 @@ int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t 
     } else {
         code = ARCH_INJECT_ADDR(arch_pc(&saved));
         if (target_mem_read(&t->mem, code, orig, arch_syscall_insn_len) < 0 ||
-            target_mem_write(&t->mem, code, arch_syscall_insn, arch_syscall_insn_len) < 0)
+            target_mem_write(&t->mem, code, arch_syscall_insn, arch_syscall_insn_len) < 0) {
+            arch_set_regs(th->tid, &saved); /* leave_syscall moved it */
             return -EFAULT;
+        }
         patched = true;
     }
     regs = saved;
