@@ -39,7 +39,7 @@ heap() {
     mrc=$?
     t3=$(up)
     echo "@@RC $name plain=$prc memtrace=$mrc valgrind=$vrc seconds=$t0,$t1,$t2,$t3"
-    send $name.vg /tmp/$name.vg
+    [ -f /tmp/$name.vg ] && send $name.vg /tmp/$name.vg
     send $name.json /tmp/$name.json
     send $name.plain /tmp/$name.plain
     send $name.out /tmp/$name.out
