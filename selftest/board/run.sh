@@ -25,6 +25,7 @@
 #                    virtio_net from the kernel package and gives eth0
 #                    BOARD_GUEST_ADDR (an address/prefix, e.g. 169.254.9.2/16)
 #   BOARD_ENV        lines "NAME=value" written to /mt/env
+#   BOARD_APPEND     more kernel command line (e.g. user_debug=31 on arm)
 #
 # Files the guest sends on the console (send NAME FILE, begin/end NAME: see
 # board_guest_env in selftest/board/board.bash) are saved by board_extract.
@@ -120,7 +121,7 @@ chmod +x "$stage/init"
 qcmd=($qemu -M virt -cpu "$cpu" -smp "${BOARD_SMP:-2}" -m "${BOARD_MEM:-1024}"
       -nographic -no-reboot -monitor none -serial stdio -net none
       -kernel "$kernel" -initrd "$out/initramfs.cpio"
-      -append "console=ttyAMA0 rdinit=/init quiet panic=-1")
+      -append "console=ttyAMA0 rdinit=/init quiet panic=-1 ${BOARD_APPEND:-}")
 if [ -n "${BOARD_NETNS:-}" ]; then
     qcmd=(ip netns exec "$BOARD_NETNS" "${qcmd[@]}"
           -netdev "tap,id=n0,ifname=${BOARD_TAP:?BOARD_TAP is needed with BOARD_NETNS},script=no,downscript=no"
