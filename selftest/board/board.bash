@@ -1,6 +1,6 @@
 # Helpers for tests that run on a board (sourced; see selftest/board/run.sh).
 #
-#   board_vars ARCH             sets BOARD_TRIPLE, BOARD_DARCH, BOARD_SYSROOT
+#   board_vars ARCH             sets BOARD_TRIPLE (the clang target)
 #   board_cc ARCH OUT SRC ARGS  cross-compiles a C or C++ program with clang
 #                               (the libc6-dev-*-cross sysroot, lld)
 #   board_extract LOG DIR       the guest's "@@BEGIN NAME" .. "@@END NAME"
@@ -11,11 +11,10 @@
 
 board_vars() {
     case $1 in
-        aarch64) BOARD_TRIPLE=aarch64-linux-gnu BOARD_DARCH=arm64 ;;
-        arm) BOARD_TRIPLE=arm-linux-gnueabihf BOARD_DARCH=armhf ;;
+        aarch64) BOARD_TRIPLE=aarch64-linux-gnu ;;
+        arm) BOARD_TRIPLE=arm-linux-gnueabihf ;;
         *) echo "board_vars: unknown ARCH $1" >&2; return 1 ;;
     esac
-    BOARD_SYSROOT=/usr/$BOARD_TRIPLE
 }
 
 board_cc() {

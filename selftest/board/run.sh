@@ -18,7 +18,8 @@
 # Environment:
 #   BOARD_CACHE      where fetch.sh unpacked the packages (build-board/ARCH)
 #   BOARD_CPU        qemu -cpu (aarch64: cortex-a57; arm: cortex-a15)
-#   BOARD_SMP, BOARD_MEM   vCPUs (2) and MiB of memory (1024)
+#   BOARD_SMP, BOARD_MEM   vCPUs (1) and MiB of memory (1024); under TCG a
+#                    ptrace stop that wakes another vCPU costs 3-30x more
 #   BOARD_NETNS      run qemu inside this network namespace, its NIC being
 #                    the tap device BOARD_TAP there (made by the caller); the
 #                    guest loads virtio_mmio, failover, net_failover and
@@ -118,11 +119,12 @@ INIT
 chmod +x "$stage/init"
 ( cd "$stage" && find . | cpio -o -H newc --quiet -R 0:0 ) > "$out/initramfs.cpio" || die "cpio failed"
 
-qcmd=($qemu -M virt -cpu "$cpu" -smp "${BOARD_SMP:-2}" -m "${BOARD_MEM:-1024}"
+qcmd=("$qemu" -M virt -cpu "$cpu" -smp "${BOARD_SMP:-1}" -m "${BOARD_MEM:-1024}"
       -nographic -no-reboot -monitor none -serial stdio -net none
       -kernel "$kernel" -initrd "$out/initramfs.cpio"
       -append "console=ttyAMA0 rdinit=/init quiet panic=-1 ${BOARD_APPEND:-}")
 if [ -n "${BOARD_NETNS:-}" ]; then
+    # shellcheck disable=SC2054
     qcmd=(ip netns exec "$BOARD_NETNS" "${qcmd[@]}"
           -netdev "tap,id=n0,ifname=${BOARD_TAP:?BOARD_TAP is needed with BOARD_NETNS},script=no,downscript=no"
           -device virtio-net-device,netdev=n0)

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The board suite, guest side (busybox sh, sourced by the board's init after
 # /mt/env).  selftest/tests/board_common.bash builds /mt and judges what this
 # sends back on the console: every oracle (valgrind's logs, gdb's backtraces

@@ -86,6 +86,7 @@ board_build() {
 
 # The namespace, its tap (the VM's NIC), dbus, avahi-daemon, memtrace-fs.
 board_network() {
+    # shellcheck disable=SC2154  # tag: net_common.bash
     VETH_H=mtb$tag
     ip netns add "$NS_H" || fail "cannot create a network namespace"
     trap cleanup EXIT
@@ -118,7 +119,7 @@ PHASES='$BOARD_PHASES'" \
         "$MT_ROOT/selftest/board/run.sh" "$BOARD_ARCH" "$OUT" "$MT_ROOT/selftest/board/suite.sh" \
         "$MT_ROOT/build-$BOARD_ARCH/memtrace" "$P" >"$MT_TMP/run.log" 2>&1 &
     local run=$!
-    PIDS+=($run)
+    PIDS+=("$run")
     local done_steps=0 line
     while :; do
         local steps
