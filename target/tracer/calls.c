@@ -178,12 +178,50 @@ static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
     return r;
 }
 
+struct stale_realloc {
+    uint64_t addr;
+    struct pending_call *found;
+};
+
+static void find_pending_realloc(struct tracee *t, struct thread *th, void *ctx)
+{
+    (void)t;
+    struct stale_realloc *s = ctx;
+    for (unsigned i = 0; i < th->ncalls && !s->found; i++) {
+        struct pending_call *c = &th->calls[i];
+        if ((c->fn->op == OP_REALLOC || c->fn->op == OP_REALLOCARRAY) && c->args[0] == s->addr &&
+            !c->old_released)
+            s->found = c;
+    }
+}
+
+/* A block handed out while the books still hold its address: another
+ * thread's realloc already released it inside the C library, and that
+ * realloc's return stop has not been handled yet (stops of different
+ * threads come in any order).  Its release is booked now, so that its
+ * return later does not take the new owner's block off the books. */
+static void settle_reused_address(struct tracee *t, uint64_t addr)
+{
+    if (!addr || !heap_lookup(t->books, addr, NULL))
+        return;
+    struct stale_realloc s = {.addr = addr, .found = NULL};
+    thread_foreach(t, find_pending_realloc, &s);
+    if (!s.found)
+        return;
+    struct heap_block old;
+    if (heap_record_free(t->books, addr, ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
+        misuse_reallocated(t, &old, s.found->stack_id);
+    s.found->old_released = true;
+}
+
 static void record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
 {
     const uint64_t *a = c->args;
     enum alloc_kind kind = family_kind(c->fn->family);
     bool overflow = false;
     uint64_t size;
+    if (!intercept_is_map_op(c->fn->op) && c->fn->op != OP_POSIX_MEMALIGN)
+        settle_reused_address(t, r);
     switch (c->fn->op) {
     case OP_MALLOC:
     case OP_NEW:
@@ -210,7 +248,7 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         size = c->fn->op == OP_REALLOC ? a[1] : checked_product(a[1], a[2], &overflow);
         if (overflow)
             break;
-        if (a[0] && (r || size == 0)) {
+        if (a[0] && !c->old_released && (r || size == 0)) {
             struct heap_block old;
             if (heap_record_free(t->books, a[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
                 misuse_reallocated(t, &old, c->stack_id);
@@ -220,8 +258,10 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         break;
     case OP_POSIX_MEMALIGN: {
         uint64_t p = 0;
-        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p)
+        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p) {
+            settle_reused_address(t, p);
             heap_record_alloc(t->books, p, a[2], c->stack_id, kind);
+        }
         break;
     }
     case OP_MMAP:

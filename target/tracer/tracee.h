@@ -28,6 +28,7 @@ struct pending_call {
     uint64_t ret_slot;   /* where our trampoline address replaced the return address */
     uint64_t orig_ret;
     uint32_t stack_id;
+    bool old_released;   /* realloc: args[0] already taken off the books (calls.c) */
 };
 
 enum thread_state {
