@@ -154,6 +154,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             call_args(&w, regs, c->args, 5);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
+            c->entry_sp = arch_sp(regs);
             c->stack_id = capture_stack_in(&w, regs);
             if ((fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY) && c->args[0])
                 misuse_check_realloc(t, th, fn, c->args[0], c->stack_id);
@@ -308,8 +309,79 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     record_result(t, &c, arch_retval(regs));
 }
 
+/* The words of [lo, hi) that hold a return trampoline get ret back.  A
+ * callee that received the trampoline in lr/x30 saves it in its own frame
+ * (push {lr}, stp x29, x30), below the call's entry sp and above the
+ * stack pointer of what runs inside it. */
+static void restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
+                                 uint64_t hi, uint64_t ret)
+{
+    enum { MAX_SCAN = 64 * 1024 };
+    lo = (lo + ARCH_PTR_SIZE - 1) & ~(uint64_t)(ARCH_PTR_SIZE - 1);
+    if (!ret || hi <= lo || hi - lo > MAX_SCAN)
+        return;
+    static uint8_t buf[MAX_SCAN];
+    size_t len = (size_t)(hi - lo);
+    if (target_mem_read(mem, lo, buf, len) < 0)
+        return;
+    for (size_t off = 0; off + ARCH_PTR_SIZE <= len; off += ARCH_PTR_SIZE) {
+        uint64_t w = 0;
+        memcpy(&w, buf + off, ARCH_PTR_SIZE);
+        if (w && scratch_is_trampoline(t, ARCH_CODE_ADDR(w)))
+            target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE);
+    }
+}
+
+void call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
+                                uint64_t sp)
+{
+    uint64_t lo = sp;
+    for (unsigned i = th->ncalls; i > 0; i--) {
+        const struct pending_call *c = &th->calls[i - 1];
+        if (c->ret_slot || !c->entry_sp)
+            continue;
+        restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret);
+        lo = c->entry_sp;
+    }
+}
+
 void call_restore_returns(struct tracee *t, struct thread *th)
 {
+    struct arch_regs regs;
+    bool have_regs = th->ncalls && arch_get_regs(th->tid, &regs) == 0;
+    bool regs_changed = false;
+    /* Stopped on a trampoline before its trap ran: the call has returned. */
+    if (have_regs && scratch_is_trampoline(t, ARCH_CODE_ADDR(arch_pc(&regs)))) {
+        unsigned i = th->ncalls;
+        uint64_t sp = arch_sp(&regs);
+        while (i > 0 && th->calls[i - 1].ret_slot &&
+               th->calls[i - 1].ret_slot + ARCH_PTR_SIZE != sp)
+            i--;
+        if (i == 0)
+            i = th->ncalls;
+        struct pending_call c = th->calls[i - 1];
+        for (unsigned k = i - 1; k < th->ncalls; k++)
+            guardian_forget_return(t->pid, th->calls[k].ret_slot);
+        th->ncalls = i - 1;
+        arch_set_pc(&regs, c.orig_ret);
+        record_result(t, &c, arch_retval(&regs));
+        regs_changed = true;
+    }
+    /* The innermost call's return address may still be in its register
+     * (not after a return through the trampoline just undone: lr then
+     * still holds the trampoline of the call that returned). */
+    else if (have_regs && th->ncalls) {
+        const struct pending_call *c = &th->calls[th->ncalls - 1];
+        uint64_t lr = arch_return_reg(&regs);
+        if (!c->ret_slot && lr && scratch_is_trampoline(t, ARCH_CODE_ADDR(lr))) {
+            arch_set_return_reg(&regs, c->orig_ret);
+            regs_changed = true;
+        }
+    }
+    if (have_regs)
+        call_restore_saved_returns(t, &t->mem, th, arch_sp(&regs));
+    if (regs_changed)
+        arch_set_regs(th->tid, &regs);
     for (unsigned i = th->ncalls; i > 0; i--) {
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;
