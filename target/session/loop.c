@@ -16,15 +16,21 @@
 #include "target/console/console.h"
 #include "target/session/session.h"
 
-static void drain_stops(struct session *s)
+/* At most a batch of stops at a time: a busy multi-threaded program always
+ * has another stop ready (on one CPU all the time), and SIGTERM or `quit`
+ * must still be seen within one batch, not when the program pauses.
+ * Returns true when the batch ended with stops possibly still waiting. */
+static bool drain_stops(struct session *s)
 {
-    for (;;) {
+    enum { STOP_BATCH = 256 };
+    for (unsigned n = 0; n < STOP_BATCH; n++) {
         int status;
         pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
         if (tid <= 0)
-            return;
+            return false;
         family_handle_status(&s->family, tid, status);
     }
+    return true;
 }
 
 void session_set_monitor(struct session *s, double seconds)
@@ -97,10 +103,10 @@ int session_run(struct session *s)
         {.fd = s->timer_fd, .events = POLLIN},
     };
     while (!s->quit_requested) {
-        drain_stops(s);
+        bool more = drain_stops(s);
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
-        if (poll(fds, 3, -1) < 0) {
+        if (poll(fds, 3, more ? 0 : -1) < 0) {
             if (errno == EINTR)
                 continue;
             mt_error("poll: %s", strerror(errno));
