@@ -283,16 +283,12 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
     }
 }
 
-void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
+/* The call a thread returning with this sp ends (th->ncalls > 0), taken
+ * off the shadow stack: the innermost one whose return slot sits just
+ * below sp; calls above it were left by longjmp. */
+static struct pending_call pop_returning_call(struct tracee *t, struct thread *th, uint64_t sp)
 {
-    if (th->ncalls == 0) {
-        mt_warn("thread %d returned through a trampoline with no open call", (int)th->tid);
-        return;
-    }
-    /* The matching call is the innermost one whose return slot sits just
-     * below the stack pointer now; calls above it were left by longjmp. */
     unsigned i = th->ncalls;
-    uint64_t sp = arch_sp(regs);
     while (i > 0 && th->calls[i - 1].ret_slot && th->calls[i - 1].ret_slot + ARCH_PTR_SIZE != sp)
         i--;
     if (i == 0)
@@ -301,6 +297,16 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     for (unsigned k = i - 1; k < th->ncalls; k++)
         guardian_forget_return(t->pid, th->calls[k].ret_slot);
     th->ncalls = i - 1;
+    return c;
+}
+
+void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
+{
+    if (th->ncalls == 0) {
+        mt_warn("thread %d returned through a trampoline with no open call", (int)th->tid);
+        return;
+    }
+    struct pending_call c = pop_returning_call(t, th, arch_sp(regs));
     /* A stub that jumps to the return address lets the thread go on from
      * where it stopped; the shared trampoline needs the PC moved there. */
     uint64_t via = 0;
@@ -352,17 +358,7 @@ void call_restore_returns(struct tracee *t, struct thread *th)
     bool regs_changed = false;
     /* Stopped on a trampoline before its trap ran: the call has returned. */
     if (have_regs && scratch_is_trampoline(t, ARCH_CODE_ADDR(arch_pc(&regs)))) {
-        unsigned i = th->ncalls;
-        uint64_t sp = arch_sp(&regs);
-        while (i > 0 && th->calls[i - 1].ret_slot &&
-               th->calls[i - 1].ret_slot + ARCH_PTR_SIZE != sp)
-            i--;
-        if (i == 0)
-            i = th->ncalls;
-        struct pending_call c = th->calls[i - 1];
-        for (unsigned k = i - 1; k < th->ncalls; k++)
-            guardian_forget_return(t->pid, th->calls[k].ret_slot);
-        th->ncalls = i - 1;
+        struct pending_call c = pop_returning_call(t, th, arch_sp(&regs));
         arch_set_pc(&regs, c.orig_ret);
         record_result(t, &c, arch_retval(&regs));
         regs_changed = true;
