@@ -5,6 +5,7 @@
 #   make check      install missing packages, build, run every test
 #   make demo       install, build, trace a demo program, print its report
 #   make bench      benchmark table (see README)
+#   make bench-board  per-call cost on the arm64/armhf boards (qemu-system)
 #   make fuzz       run every fuzzer for FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make ARCH=i386  32-bit build (gcc -m32);  CROSS_COMPILE=aarch64-linux-gnu-
@@ -167,7 +168,7 @@ PROG_BINS := $(PROG_C:selftest/programs/%.c=$(BUILD)/selftest/%) \
              $(PROG_CXX:selftest/programs/%.cpp=$(BUILD)/selftest/%)
 BENCH_BIN := $(BUILD)/bench/allocbench
 
-.PHONY: all deps check test demo bench fuzz install clean lint tests-build cross
+.PHONY: all deps check test demo bench bench-board fuzz install clean lint tests-build cross
 
 ifeq ($(CROSS_COMPILE),)
 ifeq ($(ARCH),$(HOST_ARCH))
@@ -290,6 +291,12 @@ demo: deps all $(BUILD)/selftest/demo
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
 	bench/agent-bench.sh $(BUILD)
+
+# memtrace's per-call cost on the arm64 and armhf boards (Debian's kernels
+# in qemu-system), against each board's own ptrace floor.
+bench-board: deps cross
+	bench/board-bench.sh aarch64
+	bench/board-bench.sh arm
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -25,7 +25,27 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # gcc-multilib, unlike gcc-<triple>)
       dpkg-dev debhelper lintian fakeroot mandoc groff man-db bash-completion
       systemd strace libxml2-utils
-      binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf)
+      binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf
+      # boards (selftest/board): arm64 and armhf kernels in qemu-system, an
+      # initramfs made with cpio, C++ test programs cross-built with clang++
+      qemu-system-arm cpio libstdc++-12-dev-arm64-cross libstdc++-12-dev-armhf-cross)
+# The boards' own packages (kernel, busybox, libc, valgrind, gdbserver of
+# arm64 and armhf) are not installed: selftest/board/fetch.sh downloads and
+# unpacks them into build-board/ once apt knows those architectures.
+BOARD_ARCHS=(arm64 armhf)
+BOARD_CACHE_ROOT=${BOARD_CACHE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)/build-board}
+board_fetch() {
+    local a
+    for a in aarch64 arm; do
+        "$(dirname "$0")/board/fetch.sh" "$a" "$BOARD_CACHE_ROOT/$a" ||
+            echo "install-deps: the $a board is not fetched: its tests will fail" >&2
+    done
+    true
+}
+new_archs=()
+for a in "${BOARD_ARCHS[@]}"; do
+    dpkg --print-foreign-architectures 2>/dev/null | grep -qx "$a" || new_archs+=("$a")
+done
 # The 32-bit build (make ARCH=i386) links zlib from the multilib package
 # lib32z1-dev, and its unit tests link libelf1:i386 directly (the libelf
 # headers are the same for every architecture); libc6-dbg:i386 lets
@@ -43,12 +63,15 @@ missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ] && [ ${#new_archs[@]} -eq 0 ]; then
+    board_fetch
+    exit
+fi
 if [ "$(id -u)" != 0 ]; then
     echo "install-deps: missing packages: ${missing[*]} (run as root, or install them)" >&2
     exit 1
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing ${missing[*]:-} ${new_archs[*]:+(adding architectures ${new_archs[*]})}"
 avahi_before=$(pgrep -x avahi-daemon || true)
 policy=/usr/sbin/policy-rc.d
 made_policy=0
@@ -63,9 +86,11 @@ export DEBIAN_FRONTEND=noninteractive
 if [ $want_i386 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx i386; then
     dpkg --add-architecture i386
 fi
+for a in "${new_archs[@]}"; do dpkg --add-architecture "$a"; done
 # A mirror in sync can fail one index; the install then says what is really missing.
 apt-get update -qq || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ ${#missing[@]} -eq 0 ] || apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 for pid in $(pgrep -x avahi-daemon || true); do
     case " $avahi_before " in *" $pid "*) ;; *) echo "install-deps: stopping avahi-daemon $pid started by the install"; kill "$pid" ;; esac
 done
+board_fetch

@@ -18,7 +18,12 @@ valgrind_summary() {
     local log
     log=$(mktemp "$MT_TMP/vg.XXXXXX")
     valgrind --run-libc-freeres=no --run-cxx-freeres=no --log-file="$log" "$@" >/dev/null 2>&1
-    python3 - "$log" <<'PY'
+    valgrind_log_figures "$log"
+}
+
+# The five figures of valgrind's log $1 (its HEAP SUMMARY).
+valgrind_log_figures() {
+    python3 - "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 num = lambda s: int(s.replace(',', ''))
@@ -35,7 +40,12 @@ memtrace_summary() {
     local json
     json=$(mktemp "$MT_TMP/mt.XXXXXX")
     "$MEMTRACE" -q -j -o "$json" "$@" >/dev/null || return 1
-    python3 - "$json" <<'PY'
+    memtrace_json_figures "$json"
+}
+
+# The five figures of memtrace's JSON report $1.
+memtrace_json_figures() {
+    python3 - "$1" <<'PY'
 import json, sys
 h = json.load(open(sys.argv[1]))['heap']
 print(h['allocs'], h['frees'], h['bytes_allocated'], h['in_use_bytes'], h['in_use_blocks'])

@@ -17,8 +17,9 @@ import re
 import sys
 
 # The code a signal handler returns to: glibc's restorer on x86_64, the
-# vDSO's (or glibc's) on i386.
-SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kernel_rt_sigreturn')
+# vDSO's (or glibc's) on i386 and aarch64, glibc's sigrestorer.S on arm.
+SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kernel_rt_sigreturn',
+                      '__default_sa_restorer', '__default_rt_sa_restorer')
 FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
 
 
@@ -72,7 +73,11 @@ def key(frames, sources):
             continue
         own = file in sources
         name = func if own and not file.endswith(('.cpp', '.cc')) else ''
-        k.append((name, file, line))
+        # Code at line 0 (clang's _GLOBAL__sub_I_* static initializers) has
+        # no source position: gdb names no file for it, binutils' and LLVM's
+        # addr2line name the CU's file with line "?".  Only the position
+        # counts, so a frame without a line is compared without a file.
+        k.append((name, file if line is not None else None, line))
         if func == 'main':
             break
     return tuple(k)

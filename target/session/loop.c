@@ -17,6 +17,11 @@
 #include "target/console/console.h"
 #include "target/session/session.h"
 
+/* At most a batch of stops at a time: a busy multi-threaded program always
+ * has another stop ready (on one CPU all the time), and SIGTERM or `quit`
+ * must still be seen within one batch, not when the program pauses. */
+enum { STOP_BATCH = 256 };
+
 void session_set_monitor(struct session *s, double seconds)
 {
     s->monitor_seconds = seconds;
@@ -89,7 +94,7 @@ int session_run(struct session *s)
         {.fd = -1, .events = POLLIN},
     };
     while (!s->quit_requested) {
-        family_drain(&s->family);
+        bool more = family_drain_batch(&s->family, STOP_BATCH);
         if (s->ndeferred || s->deferred_dropped)
             session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
@@ -99,7 +104,8 @@ int session_run(struct session *s)
         if (s->tracee && !s->tracee->exited)
             agent_drain(s->tracee, false);
         fds[3].fd = s->tracee ? agent_poll_fd(s->tracee) : -1;
-        if (poll(fds, 4, s->tracee ? agent_poll_timeout(s->tracee) : -1) < 0) {
+        int timeout = more ? 0 : s->tracee ? agent_poll_timeout(s->tracee) : -1;
+        if (poll(fds, 4, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             mt_error("poll: %s", strerror(errno));

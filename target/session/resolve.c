@@ -162,7 +162,10 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
     /* A return address points after the call: the call itself is one byte
      * earlier, where gdb and addr2line look too. */
     bool exact = frame_index == 0 || (pc & UNWIND_PC_EXACT);
-    uint64_t at = exact ? raw : raw - 1;
+    /* arm: a return into Thumb code has bit 0 set; one byte before the
+     * code address lies inside the call (raw - 1 would be the return
+     * address itself). */
+    uint64_t at = exact ? raw : ARCH_CODE_ADDR(raw) - 1;
     if (out->sub == 0) {
         last.n = 0;
         struct module *m = module_find_any(mm, at); /* unloaded libraries too */
@@ -176,8 +179,16 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
             last.n = symbolizer_lookup_chain(sym, at - m->bias, last.chain, SYM_CHAIN_MAX, &found);
             /* A handler returns into the signal trampoline's first byte
              * (__restore_rt): pc-1 lies before the function there. */
-            if (!(found & SYM_FOUND_FUNCTION) && at != raw)
-                last.n = symbolizer_lookup_chain(sym, raw - m->bias, last.chain, SYM_CHAIN_MAX, &found);
+            if (!(found & SYM_FOUND_FUNCTION) && at != raw) {
+                /* Only when raw names a function: code with no symbol at
+                 * all (glibc's arm clone.S after its call) keeps the
+                 * call's line, as gdb and addr2line give it. */
+                struct sym_info at_raw;
+                int found_raw = symbolizer_lookup(sym, raw - m->bias, &at_raw);
+                if ((found_raw & SYM_FOUND_FUNCTION) && at_raw.function)
+                    last.n = symbolizer_lookup_chain(sym, raw - m->bias, last.chain, SYM_CHAIN_MAX,
+                                                     &found);
+            }
             if (!(found & SYM_FOUND_FUNCTION))
                 last.chain[0].function = NULL;
             if (!(found & SYM_FOUND_LINE))

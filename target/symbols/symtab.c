@@ -69,6 +69,19 @@ static bool is_function(const struct elf_symbol *s)
            s->value != 0 && s->name[0] != '\0';
 }
 
+/* A global label in code with no symbol type: assembly that marks no
+ * function, e.g. the arm64 vDSO's __kernel_rt_sigreturn (NOTYPE, in
+ * .text).  gdb and addr2line name code by such symbols too.  Local ones
+ * are left out (ARM's $a/$t/$x/$d mapping symbols are local NOTYPE). */
+static bool is_code_label(struct elf_file *f, const struct elf_symbol *s)
+{
+    if (s->type != STT_NOTYPE || s->bind == STB_LOCAL || s->value == 0 || s->name[0] == '\0' ||
+        s->shndx == SHN_UNDEF || s->shndx >= SHN_LORESERVE)
+        return false;
+    const struct elf_section *sec = elf_file_section(f, s->shndx);
+    return sec && (sec->flags & SHF_EXECINSTR);
+}
+
 /* Address order; at one address the preferred name first. */
 static int compare_candidates(const void *pa, const void *pb)
 {
@@ -117,7 +130,7 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
     bool arm = elf_file_machine(f) == EM_ARM;
     for (size_t i = 0; i < syms->count; i++) {
         struct elf_symbol s;
-        if (!elf_symbols_get(syms, i, &s) || !is_function(&s))
+        if (!elf_symbols_get(syms, i, &s) || !(is_function(&s) || is_code_label(f, &s)))
             continue;
         if (names.used > UINT32_MAX - 4096 - strlen(s.name))
             break; /* names beyond 4 GiB: a hostile file, not a program */

@@ -163,6 +163,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             call_args(&w, regs, c->args, 5);
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
+            c->entry_sp = arch_sp(regs);
             c->stack_id = capture_stack_in(&w, regs);
             if ((fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY) && c->args[0])
                 misuse_check_realloc(t, th, fn, c->args[0], c->stack_id);
@@ -187,12 +188,50 @@ static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
     return r;
 }
 
+struct stale_realloc {
+    uint64_t addr;
+    struct pending_call *found;
+};
+
+static void find_pending_realloc(struct tracee *t, struct thread *th, void *ctx)
+{
+    (void)t;
+    struct stale_realloc *s = ctx;
+    for (unsigned i = 0; i < th->ncalls && !s->found; i++) {
+        struct pending_call *c = &th->calls[i];
+        if ((c->fn->op == OP_REALLOC || c->fn->op == OP_REALLOCARRAY) && c->args[0] == s->addr &&
+            !c->old_released)
+            s->found = c;
+    }
+}
+
+/* A block handed out while the books still hold its address: another
+ * thread's realloc already released it inside the C library, and that
+ * realloc's return stop has not been handled yet (stops of different
+ * threads come in any order).  Its release is booked now, so that its
+ * return later does not take the new owner's block off the books. */
+static void settle_reused_address(struct tracee *t, uint64_t addr)
+{
+    if (!addr || !heap_lookup(t->books, addr, NULL))
+        return;
+    struct stale_realloc s = {.addr = addr, .found = NULL};
+    thread_foreach(t, find_pending_realloc, &s);
+    if (!s.found)
+        return;
+    struct heap_block old;
+    if (heap_record_free(t->books, addr, ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
+        misuse_reallocated(t, &old, s.found->stack_id);
+    s.found->old_released = true;
+}
+
 static void record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
 {
     const uint64_t *a = c->args;
     enum alloc_kind kind = family_kind(c->fn->family);
     bool overflow = false;
     uint64_t size;
+    if (!intercept_is_map_op(c->fn->op) && c->fn->op != OP_POSIX_MEMALIGN)
+        settle_reused_address(t, r);
     switch (c->fn->op) {
     case OP_MALLOC:
     case OP_NEW:
@@ -219,7 +258,7 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         size = c->fn->op == OP_REALLOC ? a[1] : checked_product(a[1], a[2], &overflow);
         if (overflow)
             break;
-        if (a[0] && (r || size == 0)) {
+        if (a[0] && !c->old_released && (r || size == 0)) {
             struct heap_block old;
             if (heap_record_free(t->books, a[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
                 misuse_reallocated(t, &old, c->stack_id);
@@ -229,8 +268,10 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         break;
     case OP_POSIX_MEMALIGN: {
         uint64_t p = 0;
-        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p)
+        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p) {
+            settle_reused_address(t, p);
             heap_record_alloc(t->books, p, a[2], c->stack_id, kind);
+        }
         break;
     }
     case OP_MMAP:
@@ -252,16 +293,12 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
     }
 }
 
-void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
+/* The call a thread returning with this sp ends (th->ncalls > 0), taken
+ * off the shadow stack: the innermost one whose return slot sits just
+ * below sp; calls above it were left by longjmp. */
+static struct pending_call pop_returning_call(struct tracee *t, struct thread *th, uint64_t sp)
 {
-    if (th->ncalls == 0) {
-        mt_warn("thread %d returned through a trampoline with no open call", (int)th->tid);
-        return;
-    }
-    /* The matching call is the innermost one whose return slot sits just
-     * below the stack pointer now; calls above it were left by longjmp. */
     unsigned i = th->ncalls;
-    uint64_t sp = arch_sp(regs);
     while (i > 0 && th->calls[i - 1].ret_slot && th->calls[i - 1].ret_slot + ARCH_PTR_SIZE != sp)
         i--;
     if (i == 0)
@@ -270,6 +307,16 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     for (unsigned k = i - 1; k < th->ncalls; k++)
         guardian_forget_return(t->pid, th->calls[k].ret_slot);
     th->ncalls = i - 1;
+    return c;
+}
+
+void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
+{
+    if (th->ncalls == 0) {
+        mt_warn("thread %d returned through a trampoline with no open call", (int)th->tid);
+        return;
+    }
+    struct pending_call c = pop_returning_call(t, th, arch_sp(regs));
     /* A stub that jumps to the return address lets the thread go on from
      * where it stopped; the shared trampoline needs the PC moved there. */
     uint64_t via = 0;
@@ -279,8 +326,69 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     record_result(t, &c, arch_retval(regs));
 }
 
+/* The words of [lo, hi) that hold a return trampoline get ret back.  A
+ * callee that received the trampoline in lr/x30 saves it in its own frame
+ * (push {lr}, stp x29, x30), below the call's entry sp and above the
+ * stack pointer of what runs inside it. */
+static void restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
+                                 uint64_t hi, uint64_t ret)
+{
+    enum { MAX_SCAN = 64 * 1024 };
+    lo = (lo + ARCH_PTR_SIZE - 1) & ~(uint64_t)(ARCH_PTR_SIZE - 1);
+    if (!ret || hi <= lo || hi - lo > MAX_SCAN)
+        return;
+    static uint8_t buf[MAX_SCAN];
+    size_t len = (size_t)(hi - lo);
+    if (target_mem_read(mem, lo, buf, len) < 0)
+        return;
+    for (size_t off = 0; off + ARCH_PTR_SIZE <= len; off += ARCH_PTR_SIZE) {
+        uint64_t w = 0;
+        memcpy(&w, buf + off, ARCH_PTR_SIZE);
+        if (w && scratch_is_trampoline(t, ARCH_CODE_ADDR(w)))
+            target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE);
+    }
+}
+
+void call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
+                                uint64_t sp)
+{
+    uint64_t lo = sp;
+    for (unsigned i = th->ncalls; i > 0; i--) {
+        const struct pending_call *c = &th->calls[i - 1];
+        if (c->ret_slot || !c->entry_sp)
+            continue;
+        restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret);
+        lo = c->entry_sp;
+    }
+}
+
 void call_restore_returns(struct tracee *t, struct thread *th)
 {
+    struct arch_regs regs;
+    bool have_regs = th->ncalls && arch_get_regs(th->tid, &regs) == 0;
+    bool regs_changed = false;
+    /* Stopped on a trampoline before its trap ran: the call has returned. */
+    if (have_regs && scratch_is_trampoline(t, ARCH_CODE_ADDR(arch_pc(&regs)))) {
+        struct pending_call c = pop_returning_call(t, th, arch_sp(&regs));
+        arch_set_pc(&regs, c.orig_ret);
+        record_result(t, &c, arch_retval(&regs));
+        regs_changed = true;
+    }
+    /* The innermost call's return address may still be in its register
+     * (not after a return through the trampoline just undone: lr then
+     * still holds the trampoline of the call that returned). */
+    else if (have_regs && th->ncalls) {
+        const struct pending_call *c = &th->calls[th->ncalls - 1];
+        uint64_t lr = arch_return_reg(&regs);
+        if (!c->ret_slot && lr && scratch_is_trampoline(t, ARCH_CODE_ADDR(lr))) {
+            arch_set_return_reg(&regs, c->orig_ret);
+            regs_changed = true;
+        }
+    }
+    if (have_regs)
+        call_restore_saved_returns(t, &t->mem, th, arch_sp(&regs));
+    if (regs_changed)
+        arch_set_regs(th->tid, &regs);
     for (unsigned i = th->ncalls; i > 0; i--) {
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;

@@ -62,9 +62,19 @@ void family_dispatch(struct family *f, const struct stop *st)
 
 void family_drain(struct family *f)
 {
+    while (family_drain_batch(f, 4096))
+        ;
+}
+
+bool family_drain_batch(struct family *f, unsigned max)
+{
     struct stop st;
-    while (stop_next(-1, STOP_NOHANG, &st) > 0)
+    for (unsigned n = 0; n < max; n++) {
+        if (stop_next(-1, STOP_NOHANG, &st) <= 0)
+            return false;
         family_dispatch(f, &st);
+    }
+    return true;
 }
 
 bool family_finished(const struct family *f)

@@ -29,6 +29,8 @@ void family_dispatch(struct family *f, const struct stop *st);
 /* Dispatches every stop waiting: those held back while one process was
  * being stopped (world.c), then the kernel's, without blocking. */
 void family_drain(struct family *f);
+/* The same for at most max stops; true when more may be waiting. */
+bool family_drain_batch(struct family *f, unsigned max);
 /* Every process is gone. */
 bool family_finished(const struct family *f);
 /* Detaches from every process still there (children born meanwhile too). */

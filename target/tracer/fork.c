@@ -18,6 +18,7 @@
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
+#include "target/tracer/calls.h"
 #include "target/tracer/engine.h"
 #include "target/tracer/family.h"
 #include "target/tracer/modules.h"
@@ -45,6 +46,10 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
                 target_mem_write_word(&cm, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0)
                 failed++;
         }
+        /* arm, aarch64: the copies a callee saved of its lr. */
+        struct arch_regs cr;
+        if (arch_get_regs(child, &cr) == 0)
+            call_restore_saved_returns(t, &cm, parent, arch_sp(&cr));
         target_mem_close(&cm);
         agent_release_child(t, child); /* agent engine: patches out, agent off */
     } else if (!shares_vm) {

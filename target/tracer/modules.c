@@ -414,8 +414,13 @@ struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
         src.eh_frame_size = m->cfi_blobs[1].size;
         src.eh_frame_vaddr = eh->addr;
     }
-    /* .debug_frame lives in the separate debug file when there is one. */
-    struct debug_object *d = eh ? NULL : module_debug_object(mm, m);
+    /* .debug_frame lives in the separate debug file when there is one.  It
+     * is sought there when .eh_frame has no FDE: lld leaves a lone 4-byte
+     * terminator in ARM programs, whose tables are .ARM.exidx (often
+     * "cannot unwind" for C) and .debug_frame, so a stripped ARM program
+     * unwinds with the debug file's .debug_frame (memtrace -m, -c, -l). */
+    bool eh_has_fdes = eh && m->cfi_blobs[1].size > 4;
+    struct debug_object *d = eh_has_fdes ? NULL : module_debug_object(mm, m);
     struct elf_file *df = d ? debug_object_dwarf_elf(d) : f;
     if (load_section(df, ".debug_frame", &m->cfi_blobs[2])) {
         src.debug_frame = m->cfi_blobs[2].data;

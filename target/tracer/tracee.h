@@ -29,7 +29,12 @@ struct pending_call {
     uint64_t args[5];
     uint64_t ret_slot;   /* where our trampoline address replaced the return address */
     uint64_t orig_ret;
+    /* The stack pointer at the call's entry: with the return address in a
+     * register (arm, aarch64; ret_slot 0) the callee may have saved our
+     * trampoline address anywhere below it (calls.c restores it there). */
+    uint64_t entry_sp;
     uint32_t stack_id;
+    bool old_released;   /* realloc: args[0] already taken off the books (calls.c) */
 };
 
 enum thread_state {

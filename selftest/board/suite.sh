@@ -1,0 +1,138 @@
+# shellcheck shell=sh
+# The board suite, guest side (busybox sh, sourced by the board's init after
+# /mt/env).  selftest/tests/board_common.bash builds /mt and judges what this
+# sends back on the console: every oracle (valgrind's logs, gdb's backtraces
+# through gdbserver) runs on this same kernel; the host only compares.
+#
+# /mt/memtrace     the cross-built tracer
+# /mt/progs/       the cross-built test programs
+# env: GUEST_IP, HOST_IP, NEWS (operator new names for gdb)
+#
+# "@@STEP NAME ARGS" lines tell the host that the guest waits for it (gdb
+# connecting to gdbserver, memtrace-fs -c connecting to memtrace -l).
+MT=/mt/memtrace
+P=/mt/progs
+step() { echo "@@STEP $*"; }
+# PHASES (from the host; default all) picks phases, for debugging one.
+want() { case " ${PHASES:-heap leak sigterm stacks net} " in *" $1 "*) return 0 ;; esac; return 1; }
+note() { echo "@@NOTE $*"; }
+
+# heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
+# command; exit statuses and outputs go back with valgrind's log and the
+# JSON report (exit7 and segv: no valgrind, their check is the status).
+up() { read u _ </proc/uptime; echo "$u"; }
+heap() {
+    name=$1
+    shift
+    t0=$(up)
+    vrc=-
+    if [ $name != exit7 ] && [ $name != segv ]; then
+        # Inline info only names frames (not compared here) and costs time.
+        valgrind --run-libc-freeres=no --run-cxx-freeres=no --read-inline-info=no \
+            --log-file=/tmp/$name.vg "$@" >/dev/null 2>&1
+        vrc=$?
+    fi
+    t1=$(up)
+    "$@" >/tmp/$name.plain 2>/tmp/$name.plain.err
+    prc=$?
+    t2=$(up)
+    $MT -q -j -o /tmp/$name.json "$@" >/tmp/$name.out 2>/tmp/$name.err
+    mrc=$?
+    t3=$(up)
+    echo "@@RC $name plain=$prc memtrace=$mrc valgrind=$vrc seconds=$t0,$t1,$t2,$t3"
+    [ -f /tmp/$name.vg ] && send $name.vg /tmp/$name.vg
+    send $name.json /tmp/$name.json
+    send $name.plain /tmp/$name.plain
+    send $name.out /tmp/$name.out
+    send $name.err /tmp/$name.err
+}
+
+if want heap; then
+echo "@@PHASE heap $(date +%s)"
+heap bench1 $P/allocbench 100 8 1
+heap bench4 $P/allocbench 40 8 4
+heap cxx $P/intercept_cxx
+heap memalign $P/intercept_memalign
+heap exit7 $P/exit_status
+heap segv $P/exit_status segv
+fi
+
+if want leak; then
+echo "@@PHASE leak $(date +%s)"
+valgrind --leak-check=full --run-libc-freeres=no --read-inline-info=no --log-file=/tmp/leak.vg $P/leak_kinds >/dev/null 2>&1
+$MT -q -a -j -o /tmp/leak.json $P/leak_kinds >/dev/null 2>/tmp/leak.err
+echo "@@RC leak memtrace=$?"
+send leak.vg /tmp/leak.vg
+send leak.json /tmp/leak.json
+send leak.err /tmp/leak.err
+fi
+
+# SIGTERM to memtrace while it traces a busy multi-threaded program: the
+# program must run on to its own end with the checksum of an untraced run.
+# mt_churn makes one malloc or realloc per round on each thread: fewer
+# than 4 * CHURN allocations in the report show the trace was cut short.
+CHURN=200000
+if want sigterm; then
+echo "@@PHASE sigterm $(date +%s)"
+$P/mt_churn 4 $CHURN >/tmp/churn.plain 2>&1
+echo "@@RC churn_plain plain=$?"
+send churn.plain /tmp/churn.plain
+$MT -q -j -o /tmp/churn.json $P/mt_churn 4 $CHURN >/tmp/churn.out 2>/tmp/churn.err &
+m=$!
+sleep 2
+prog=$(pidof mt_churn)
+note "before SIGTERM: mt_churn pids [$prog]"
+kill -TERM $m
+wait $m
+mrc=$?
+left=$(pidof mt_churn)
+note "memtrace exited $mrc; mt_churn still running: [$left]"
+n=0
+while [ -n "$(pidof mt_churn)" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+echo "@@RC churn memtrace=$mrc running_after=$( [ -n "$left" ] && echo yes || echo no) ended=$( [ -z "$(pidof mt_churn)" ] && echo yes || echo no)"
+send churn.out /tmp/churn.out
+send churn.err /tmp/churn.err
+send churn.json /tmp/churn.json
+fi
+
+# Stacks: gdb (on the host, through gdbserver here) and memtrace on the
+# same programs.
+if want stacks; then
+echo "@@PHASE stacks $(date +%s)"
+port=2345
+for c in c_O0:stacks_O0 c_O2:stacks_O2 cxx:stacks_cxx threads:stacks_threads; do
+    name=${c%%:*}
+    bin=${c#*:}
+    step gdb $name $port
+    LD_LIBRARY_PATH=$P timeout 180 gdbserver --once $GUEST_IP:$port $P/$bin >/tmp/gdbserver_$name.log 2>&1
+    echo "@@RC gdbserver_$name gdbserver=$?"
+    LD_LIBRARY_PATH=$P $MT -q -d 40 -j -o /tmp/st_$name.json $P/$bin >/dev/null 2>/tmp/st_$name.err
+    echo "@@RC st_$name memtrace=$?"
+    send st_$name.json /tmp/st_$name.json
+    send st_$name.err /tmp/st_$name.err
+    send gdbserver_$name.log /tmp/gdbserver_$name.log
+    port=$((port + 1))
+done
+fi
+
+# The board as a network peer: the stripped demo traced with names from the
+# host's memtrace-fs, found by mDNS (-m) and with reversed roles (-l).
+if want net; then
+echo "@@PHASE net $(date +%s)"
+mkdir -p /mt/net
+cp $P/demo /mt/net/demo
+$MT -q -o /tmp/demo.local /mt/net/demo >/dev/null 2>/tmp/demo.local.err
+echo "@@RC demo_local memtrace=$?"
+cp $P/demo.stripped /mt/net/demo
+$MT -q -o /tmp/demo.stripped /mt/net/demo >/dev/null 2>&1
+echo "@@RC demo_stripped memtrace=$?"
+timeout 120 $MT -m -o /tmp/demo.mdns /mt/net/demo >/dev/null 2>/tmp/demo.mdns.err
+echo "@@RC demo_mdns memtrace=$?"
+step rev $GUEST_IP 4003
+timeout 120 $MT -l $GUEST_IP:4003 -o /tmp/demo.rev /mt/net/demo >/dev/null 2>/tmp/demo.rev.err
+echo "@@RC demo_rev memtrace=$?"
+for f in demo.local demo.local.err demo.stripped demo.mdns demo.mdns.err demo.rev demo.rev.err; do
+    send $f /tmp/$f
+done
+fi
+echo "@@PHASE done $(date +%s)"

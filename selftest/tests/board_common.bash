@@ -1,0 +1,311 @@
+# The board suite, host side (sourced by board_aarch64.sh and board_armhf.sh).
+#
+# One boot of Debian's own kernel for the CPU in qemu-system (TCG), with the
+# cross-built memtrace and test programs in its initramfs; the guest half is
+# selftest/board/suite.sh.  The VM's NIC is a tap device in a network
+# namespace made here, where a private dbus, avahi-daemon and memtrace-fs
+# (serving the unstripped programs) run, and gdb-multiarch talks to
+# gdbserver in the guest.  Checks, each against an oracle running on the
+# same kernel:
+#   heap      HEAP SUMMARY equal to valgrind:ARCH's (allocbench on 1 and 4
+#             threads, C++ containers and new/delete, the memalign family)
+#   status    every traced program keeps its exit status and its output
+#             (also exit status 7, and 139 for a SIGSEGV death)
+#   leak      memtrace -a equal to valgrind --leak-check=full (leak_kinds)
+#   sigterm   SIGTERM to memtrace mid-trace of a busy 4-thread program: the
+#             program runs on to the checksum of an untraced run
+#   stacks    every gdb backtrace at malloc/calloc/new is one of memtrace's
+#             stacks (-O0; -O2 without frame pointers; a shared library; a
+#             signal handler, through the sigreturn trampoline; threads; C++)
+#   net       the stripped demo traced with memtrace -m (mDNS) and with
+#             memtrace -l + memtrace-fs -c gives the report of a local trace
+#             of the unstripped demo
+# A missing tool or package, or a kernel that does not boot, fails the test.
+# Every check runs and is reported; the test fails if any failed.
+set -u
+. "$MT_ROOT/selftest/tests/lib.bash"
+. "$MT_ROOT/selftest/board/board.bash"
+. "$MT_ROOT/selftest/tests/net_common.bash"
+skip() { fail "$* (a board test never skips)"; }
+
+board_suite() {
+    local arch=$1 cflags=$2
+    board_vars "$arch" || fail "unknown board $arch"
+    local b=$MT_ROOT/build-$arch
+    [ -x "$b/memtrace" ] || fail "no cross-built memtrace in build-$arch (make cross)"
+    local t
+    for t in clang clang++ ld.lld llvm-objcopy gdb-multiarch avahi-daemon dbus-daemon ip python3; do
+        command -v $t >/dev/null || fail "$t is not installed (make deps)"
+    done
+    [ -x "$MEMTRACE_FS" ] || fail "no memtrace-fs at $MEMTRACE_FS"
+    [ "$(id -u)" = 0 ] || fail "the board's network namespace needs root"
+    BOARD_ARCH=$arch
+    board_build "$cflags"
+    board_network
+    board_boot
+    board_judge
+}
+
+# The test programs, cross-built as a board's toolchain would (-g; armhf:
+# Thumb-2, Debian's default there).
+board_build() {
+    local cflags=$1 s=$MT_ROOT/selftest/programs d=$MT_ROOT/selftest/tests/data
+    P=$MT_TMP/progs
+    mkdir -p "$P"
+    cd "$P" || fail "cd $P"
+    local cc=(board_cc "$BOARD_ARCH")
+    # shellcheck disable=SC2086
+    {
+        "${cc[@]}" allocbench "$MT_ROOT/bench/allocbench.c" -O2 -g $cflags &&
+        "${cc[@]}" intercept_cxx "$s/intercept_cxx.cpp" -std=gnu++17 -fsized-deallocation -O0 -g $cflags &&
+        "${cc[@]}" intercept_memalign "$s/intercept_memalign.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" leak_kinds "$s/leak_kinds.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" exit_status "$d/exit_status.c" -O0 -g $cflags &&
+        "${cc[@]}" demo "$s/demo.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" libstacks_O0.so "$d/stacks_lib.c" -g -O0 -fPIC -shared $cflags &&
+        "${cc[@]}" stacks_O0 "$d/stacks_main.c" -g -O0 -L. -lstacks_O0 $cflags &&
+        "${cc[@]}" libstacks_O2.so "$d/stacks_lib.c" -g -O2 -fomit-frame-pointer -fPIC -shared $cflags &&
+        "${cc[@]}" stacks_O2 "$d/stacks_main.c" -g -O2 -fomit-frame-pointer -L. -lstacks_O2 $cflags &&
+        "${cc[@]}" stacks_cxx "$d/stacks_cxx.cpp" -g -O0 $cflags &&
+        "${cc[@]}" stacks_threads "$d/stacks_threads.c" -g -O2 -fomit-frame-pointer $cflags
+    } >"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the test programs failed"; }
+    llvm-objcopy --strip-all demo demo.stripped || fail "strip demo"
+    # The host's sysroot for memtrace-fs: the stripped demo where the guest
+    # has it, its debug file by build-id.
+    SYSROOT=$MT_TMP/sysroot
+    local id
+    id=$(readelf_build_id demo)
+    [ -n "$id" ] || fail "demo has no build-id"
+    mkdir -p "$SYSROOT/mt/net" "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}"
+    cp demo.stripped "$SYSROOT/mt/net/demo"
+    llvm-objcopy --only-keep-debug demo "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ||
+        fail "debug file of demo"
+    cd "$MT_TMP" || fail "cd $MT_TMP"
+}
+
+# The namespace, its tap (the VM's NIC), dbus, avahi-daemon, memtrace-fs.
+board_network() {
+    # shellcheck disable=SC2154  # tag: net_common.bash
+    VETH_H=mtb$tag
+    ip netns add "$NS_H" || fail "cannot create a network namespace"
+    trap cleanup EXIT
+    trap 'exit 1' INT TERM
+    ip -n "$NS_H" link set lo up
+    ip netns exec "$NS_H" ip tuntap add "$VETH_H" mode tap || fail "cannot create a tap device"
+    ip -n "$NS_H" addr add "$ADDR_H/16" dev "$VETH_H"
+    ip -n "$NS_H" link set "$VETH_H" up
+    start_dbus
+    start_avahi
+    "${IN_HOST[@]}" "$MEMTRACE_FS" -p 3002 -N "mtfs-board-$tag" "$SYSROOT" >"$MT_TMP/fs.log" 2>&1 &
+    PIDS+=($!)
+}
+
+# One boot: the guest runs suite.sh; this side answers its @@STEP lines.
+board_boot() {
+    OUT=$MT_TMP/board
+    mkdir -p "$OUT"
+    local news="_Znwm _Znam"
+    [ "$BOARD_ARCH" = arm ] && news="_Znwj _Znaj"
+    local start=$SECONDS
+    # One vCPU: under TCG a ptrace stop that wakes the other vCPU costs
+    # 3-30 times more (bench/board-bench.sh), and the suite must fit its
+    # time; the programs' threads still interleave, preempted.
+    BOARD_SMP=${BOARD_SMP:-1} BOARD_NETNS=$NS_H BOARD_TAP=$VETH_H BOARD_GUEST_ADDR=$ADDR_T/16 BOARD_TIMEOUT=${BOARD_TIMEOUT:-270} \
+    BOARD_ENV="$(board_guest_env)
+GUEST_IP=$ADDR_T
+HOST_IP=$ADDR_H
+PHASES='$BOARD_PHASES'" \
+        "$MT_ROOT/selftest/board/run.sh" "$BOARD_ARCH" "$OUT" "$MT_ROOT/selftest/board/suite.sh" \
+        "$MT_ROOT/build-$BOARD_ARCH/memtrace" "$P" >"$MT_TMP/run.log" 2>&1 &
+    local run=$!
+    PIDS+=("$run")
+    local done_steps=0 line
+    while :; do
+        local steps
+        steps=$(grep -a '^@@STEP ' "$OUT/console.log" 2>/dev/null)
+        local n
+        n=$(printf '%s' "$steps" | grep -c '^@@STEP')
+        while [ "$done_steps" -lt "$n" ]; do
+            done_steps=$((done_steps + 1))
+            line=$(printf '%s\n' "$steps" | sed -n "${done_steps}p")
+            # shellcheck disable=SC2086
+            board_step ${line#@@STEP } "$news"
+        done
+        kill -0 $run 2>/dev/null || break
+        sleep 0.2
+    done
+    wait $run
+    BOARD_RC=$?
+    echo "board $BOARD_ARCH: run.sh exit $BOARD_RC after $((SECONDS - start)) s"
+    grep -a '^@@PHASE' "$OUT/console.log"
+    # A board that did not finish still has its finished phases judged.
+    board_extract "$OUT/console.log" "$OUT/got"
+    if [ $BOARD_RC -ne 0 ]; then
+        cat "$MT_TMP/run.log"
+        tail -n 20 "$OUT/console.log"
+    fi
+    [ $BOARD_RC -eq 0 ]
+    check "board" $? "the $BOARD_ARCH board ran its suite to the end (run.sh exit $BOARD_RC after $((SECONDS - start)) s)"
+}
+
+# board_step gdb NAME PORT NEWS... | rev IP PORT
+board_step() {
+    case $1 in
+    gdb)
+        local name=$2 port=$3 bin breaks
+        shift 3
+        case $name in
+            c_O0) bin=stacks_O0 breaks="malloc calloc" ;;
+            c_O2) bin=stacks_O2 breaks="malloc calloc" ;;
+            cxx) bin=stacks_cxx breaks="$*" ;;
+            threads) bin=stacks_threads breaks="malloc" ;;
+        esac
+        {
+            echo "set pagination off"
+            echo "set print frame-arguments none"
+            echo "set confirm off"
+            echo "set sysroot $OUT/rootfs"
+            echo "set debug-file-directory $OUT/rootfs/usr/lib/debug"
+            echo "set tcp connect-timeout 30"
+            echo "handle SIGUSR1 nostop noprint pass"
+            echo "file $P/$bin"
+            echo "target remote $ADDR_T:$port"
+            # The allocation functions' first instructions, once libc and
+            # libstdc++ are loaded (armhf programs have no PLT symbols).
+            echo "set breakpoint pending on"
+            echo "break __libc_start_main"
+            echo "continue"
+            echo "delete"
+            for b in $breaks; do echo "break *$b"; done
+            echo "while 1"
+            echo "  bt 40"
+            echo "  continue"
+            echo "end"
+        } >"$MT_TMP/gdb_$name.cmd"
+        "${IN_HOST[@]}" timeout 200 gdb-multiarch -batch -nx -x "$MT_TMP/gdb_$name.cmd" \
+            >"$MT_TMP/gdb_$name.log" 2>&1
+        ;;
+    rev)
+        "${IN_HOST[@]}" "$MEMTRACE_FS" -n -c "$2:$3" "$SYSROOT" >"$MT_TMP/fs-rev.log" 2>&1 &
+        PIDS+=($!)
+        ;;
+    esac
+}
+
+# BOARD_PHASES: the phases of the suite to run (all by default; fewer only
+# to debug one).
+BOARD_PHASES=${BOARD_PHASES:-heap leak sigterm stacks net}
+phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+
+FAILED=()
+check() { # NAME OK(0|1) DETAIL
+    if [ "$2" = 0 ]; then
+        echo "PASS $BOARD_ARCH $1: $3"
+    else
+        echo "FAIL $BOARD_ARCH $1: $3"
+        FAILED+=("$1")
+    fi
+}
+
+# The figures and statuses the guest sent back, against their oracles.
+board_judge() {
+    local g=$OUT/got rcs
+    rcs=$(grep -a '^@@RC ' "$OUT/console.log")
+    rc_of() { # CASE KEY
+        printf '%s\n' "$rcs" | awk -v c="$1" -v k="$2" '$2 == c { for (i = 3; i <= NF; i++) { split($i, a, "="); if (a[1] == k) print a[2] } }' | tail -n 1
+    }
+    local c vg mt plain mrc
+    phase heap && for c in bench1 bench4 cxx memalign exit7 segv; do
+        mt=$(memtrace_json_figures "$g/$c.json" 2>&1)
+        case $c in
+        exit7|segv)
+            # One block of 64 bytes and stdout's buffer, kept at the end.
+            [ "$(echo "$mt" | cut -d' ' -f1,2,5)" = "2 0 2" ]
+            check "heap $c" $? "memtrace $mt (2 allocations, both in use at the end)" ;;
+        *)
+            vg=$(valgrind_log_figures "$g/$c.vg" 2>&1)
+            [ "$vg" = "$mt" ]
+            check "heap $c" $? "valgrind $vg | memtrace $mt" ;;
+        esac
+        plain=$(rc_of "$c" plain) mrc=$(rc_of "$c" memtrace)
+        # Outputs compared with addresses masked (ASLR moves the heap).
+        local same=1 sameout=differs
+        sed 's/0x[0-9a-f]*/0xADDR/g' "$g/$c.plain" >"$MT_TMP/$c.plain.m"
+        sed 's/0x[0-9a-f]*/0xADDR/g' "$g/$c.out" >"$MT_TMP/$c.out.m"
+        [ -s "$MT_TMP/$c.plain.m" ] && cmp -s "$MT_TMP/$c.plain.m" "$MT_TMP/$c.out.m" && sameout=same
+        [ -n "$plain" ] && [ "$plain" = "$mrc" ] && [ $sameout = same ] && same=0
+        check "status $c" $same "untraced exit $plain, traced exit $mrc, output $sameout"
+    done
+    if phase heap; then
+        [ "$(rc_of exit7 plain)" = 7 ] && [ "$(rc_of segv plain)" = 139 ]
+        check "status oracle" $? "the untraced program exits 7 and 139 (SIGSEGV)"
+        grep -hE 'invalid|mismatched' "$g/cxx.err" >/dev/null
+        check "cxx releases" $((1 - $?)) "no invalid or mismatched release reported on intercept_cxx"
+    fi
+    phase leak && board_judge_leak "$g"
+    phase sigterm && board_judge_sigterm "$g"
+    phase stacks && board_judge_stacks "$g"
+    phase net && board_judge_net "$g"
+    if [ ${#FAILED[@]} -gt 0 ]; then
+        fail "$BOARD_ARCH board: ${#FAILED[@]} checks failed: ${FAILED[*]}"
+    fi
+    echo "$BOARD_ARCH board: every check passed ($BOARD_PHASES)"
+}
+
+board_judge_leak() {
+    local g=$1 vg mt
+
+    vg=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_text "$g/leak.vg" 2>&1)
+    mt=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$g/leak.json" 2>&1)
+    [ "$(echo "$vg" | cut -d' ' -f1-8)" = "$(echo "$mt" | cut -d' ' -f1-8)" ] && [ "$(echo "$vg" | cut -d' ' -f1)" != 0 ]
+    check "leak" $? "valgrind $vg | memtrace $mt (definite indirect possible reachable: bytes blocks)"
+}
+
+board_judge_sigterm() {
+    local g=$1 want got
+    want=$(grep '^mt_churn:' "$g/churn.plain")
+    got=$(grep '^mt_churn:' "$g/churn.out")
+    local traced
+    traced=$(memtrace_json_figures "$g/churn.json" 2>&1 | cut -d' ' -f1)
+    [ -n "$want" ] && [ "$want" = "$got" ] && [ "$(rc_of churn ended)" = yes ] &&
+        [ "$traced" -gt 0 ] 2>/dev/null && [ "$traced" -lt $((4 * 200000)) ]
+    check "sigterm" $? "untraced [$want], traced then SIGTERM to memtrace [$got], $traced of 800000 allocations traced; $(grep -a '^@@NOTE memtrace exited' "$OUT/console.log" | cut -c8-)"
+}
+
+board_judge_stacks() {
+    local g=$1 name src
+    for name in c_O0 c_O2 cxx threads; do
+        case $name in
+            c_*) src="stacks_main.c stacks_lib.c" ;;
+            cxx) src=stacks_cxx.cpp ;;
+            threads) src=stacks_threads.c ;;
+        esac
+        local res
+        # shellcheck disable=SC2086
+        res=$(python3 "$MT_ROOT/selftest/tests/stacks_compare.py" "$MT_TMP/gdb_$name.log" "$g/st_$name.json" $src 2>&1)
+        local ok=$?
+        check "stacks $name" $ok "$(echo "$res" | tr '\n' ' ' | cut -c1-600)"
+        [ $ok = 0 ] || { echo "--- gdb_$name.log (head)"; grep -a -m 30 -E '^#|^Breakpoint|warning|error' "$MT_TMP/gdb_$name.log"; echo "--- st_$name.err"; head -n 5 "$g/st_$name.err"; cat "$g/gdbserver_$name.log"; }
+    done
+}
+
+board_judge_net() {
+    local g=$1
+
+    grep -q 'cache_insert() in .*demo.c' "$g/demo.local"
+    check "net reference" $? "the local trace of the unstripped demo names cache_insert() in demo.c"
+    ! grep -q cache_insert "$g/demo.stripped"
+    check "net stripped" $? "the local trace of the stripped demo has no names (so names below came from the host)"
+    # The reports must also name the frames (two empty reports are equal).
+    diff -u "$g/demo.local" "$g/demo.mdns" >"$MT_TMP/mdns.diff" &&
+        grep -q 'cache_insert() in .*demo.c' "$g/demo.mdns" &&
+        grep -q "found memtrace-fs at $ADDR_H:3002" "$g/demo.mdns.err"
+    check "net -m" $? "memtrace -m in the VM: $(grep -m1 'memtrace-fs' "$g/demo.mdns.err"); report $( [ -s "$MT_TMP/mdns.diff" ] && echo differs || echo identical) to the local unstripped trace"
+    [ -s "$MT_TMP/mdns.diff" ] && head -n 20 "$MT_TMP/mdns.diff"
+    diff -u "$g/demo.local" "$g/demo.rev" >"$MT_TMP/rev.diff" &&
+        grep -q 'cache_insert() in .*demo.c' "$g/demo.rev"
+    check "net -l" $? "memtrace -l in the VM, memtrace-fs -c from the host: report $( [ -s "$MT_TMP/rev.diff" ] && echo differs || echo identical) to the local unstripped trace"
+    [ -s "$MT_TMP/rev.diff" ] && { head -n 20 "$MT_TMP/rev.diff"; cat "$g/demo.rev.err" "$MT_TMP/fs-rev.log"; }
+    true
+}
