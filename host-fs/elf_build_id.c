@@ -9,7 +9,15 @@
 #include "target/elf/elf_file.h"
 #include "target/files/byte_source.h"
 
-static struct elf_file *open_fd(int fd, uint64_t file_size);
+static struct elf_file *open_fd(int fd, uint64_t file_size)
+{
+    /* The source owns its descriptor; the caller keeps fd. */
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return NULL;
+    char err[256];
+    return elf_file_open(byte_source_open_fd(own, file_size, "memtrace-fs file"), err, sizeof(err));
+}
 
 size_t elf_build_id_of_fd(int fd, uint64_t file_size, uint8_t *id, size_t max)
 {
@@ -19,16 +27,6 @@ size_t elf_build_id_of_fd(int fd, uint64_t file_size, uint8_t *id, size_t max)
     size_t n = elf_file_build_id(f, id, max);
     elf_file_close(f);
     return n;
-}
-
-static struct elf_file *open_fd(int fd, uint64_t file_size)
-{
-    /* The source owns its descriptor; the caller keeps fd. */
-    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0)
-        return NULL;
-    char err[256];
-    return elf_file_open(byte_source_open_fd(own, file_size, "memtrace-fs file"), err, sizeof(err));
 }
 
 int elf_section_of_fd(int fd, uint64_t file_size, const char *name, uint64_t *off,

@@ -1,5 +1,6 @@
 #include "target/tracer/family.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #include "shared/xalloc.h"
@@ -62,8 +63,7 @@ void family_dispatch(struct family *f, const struct stop *st)
 
 void family_drain(struct family *f)
 {
-    while (family_drain_batch(f, 4096))
-        ;
+    family_drain_batch(f, UINT_MAX);
 }
 
 bool family_drain_batch(struct family *f, unsigned max)
