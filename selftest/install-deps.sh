@@ -25,6 +25,8 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # gcc-multilib, unlike gcc-<triple>)
       dpkg-dev debhelper lintian fakeroot mandoc groff man-db bash-completion
       systemd strace libxml2-utils
+      # the HTML report's browser oracle (report_html_chromium.sh)
+      chromium
       binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf
       # boards (selftest/board): arm64 and armhf kernels in qemu-system, an
       # initramfs made with cpio, C++ test programs cross-built with clang++
