@@ -16,6 +16,7 @@
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/remote.h"
+#include "target/heap/timeline.h"
 #include "target/session/session.h"
 #include "target/symbols/addr2line.h"
 #include "target/tracer/guardian.h"
@@ -409,6 +410,7 @@ int main(int argc, char **argv)
     if (session_leak_exit_code(&s) >= 0)
         code = session_leak_exit_code(&s);
     session_leak_free(&s);
+    timeline_free(s.timeline);
     if (s.console)
         console_free(s.console);
     family_free(&s.family);

@@ -271,6 +271,11 @@ static double seconds_since(const struct timespec *origin)
     return (double)(now.tv_sec - origin->tv_sec) + (double)(now.tv_nsec - origin->tv_nsec) / 1e9;
 }
 
+double heap_seconds(const struct heap_books *b)
+{
+    return seconds_since(&b->origin);
+}
+
 /* ---- threads' last allocations ---- */
 
 static size_t thread_home(const struct heap_books *b, uint64_t key)

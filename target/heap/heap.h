@@ -165,6 +165,10 @@ void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
  * its stack's `temporary` and the totals' grow by one. */
 void heap_set_thread(struct heap_books *b, uint32_t tid);
 
+/* Seconds since the books were created (the clock of the peak's time and
+ * of target/heap/timeline). */
+double heap_seconds(const struct heap_books *b);
+
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);
 

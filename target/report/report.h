@@ -15,6 +15,7 @@
 #include "target/heap/heap.h"
 #include "target/heap/misuse.h"
 #include "target/heap/stacks.h"
+#include "target/heap/timeline.h"
 
 struct report_frame {
     uint64_t pc;            /* prefilled with the stored pc minus its flag bit 63 */
@@ -82,6 +83,7 @@ struct report_source {
     const struct report_family *family; /* -f; NULL: a process alone */
     unsigned max_frames;            /* frames shown per stack (--depth); 0: all */
     const char *engine;             /* "ptrace" / "agent"; NULL: not said */
+    const struct timeline *timeline; /* heap totals over time; NULL: none */
 };
 
 /* What a report of one of several traced processes adds (JSON only): the

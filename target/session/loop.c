@@ -94,6 +94,8 @@ int session_run(struct session *s)
         {.fd = -1, .events = POLLIN},
     };
     while (!s->quit_requested) {
+        /* before the stops: the totals held until now */
+        session_sample(s, false);
         bool more = family_drain_batch(&s->family, STOP_BATCH);
         if (s->ndeferred || s->deferred_dropped)
             session_flush_misuse(s); /* a child names their stacks */
@@ -119,8 +121,10 @@ int session_run(struct session *s)
             handle_console_input(s, &fds[1]);
         if (fds[2].revents) {
             uint64_t ticks;
-            if (read(s->timer_fd, &ticks, sizeof(ticks)) > 0 && s->console)
+            if (read(s->timer_fd, &ticks, sizeof(ticks)) > 0 && s->console) {
+                session_sample(s, true);   /* monitor's figures are samples too */
                 console_monitor_tick(s->console);
+            }
         }
     }
     close(sfd);

@@ -174,6 +174,7 @@ struct report_source session_report_source(struct session *s)
         .program = s->tracee->program,
         .max_frames = s->tracee->opts.depth,
         .engine = agent_engine_name(s->tracee),
+        .timeline = s->timeline,
     };
 }
 
@@ -188,6 +189,7 @@ int session_final_report(struct session *s)
             return -1;
         }
     }
+    session_sample(s, true);
     struct report_source src = session_report_source(s);
     src.leaks = session_leak_report(s);
     src.errors = &s->tracee->errors;

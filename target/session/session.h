@@ -31,6 +31,8 @@ struct session {
     struct tracee **deferred_of;
     size_t ndeferred;
     size_t deferred_dropped;
+    struct timeline *timeline;  /* the first process's heap over time (sampling.c) */
+    unsigned sample_ms;         /* its spacing (--record-interval); 0: 100 */
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the
@@ -72,6 +74,11 @@ int session_run_apart(struct session *s, int (*fn)(void *arg), void *arg);
  * reporting): in a child while the loop runs, else here. */
 void session_flush_misuse(struct session *s);
 void session_misuse_free(struct session *s);
+
+/* Offers the first process's heap totals to the timeline (and to the
+ * --record file): kept when the interval has passed, or always with force
+ * (a monitor tick, a report).  Creates the timeline on first use. */
+void session_sample(struct session *s, bool force);
 
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
