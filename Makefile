@@ -335,6 +335,17 @@ $(BUILD)/gen/mt_version.h: FORCE
 $(BUILD)/obj/shared/version.o $(BUILD)/host-obj/shared/version.o: $(BUILD)/gen/mt_version.h
 $(BUILD)/obj/shared/version.o: ALL_CFLAGS += -I$(BUILD)/gen
 $(BUILD)/host-obj/shared/version.o: HOST_CFLAGS += -I$(BUILD)/gen
+# The HTML report's style and script (target/report/report_html.{css,js}),
+# as C string literals: one line of the file per line of the string.
+HTML_ASSETS := target/report/report_html.css target/report/report_html.js
+$(BUILD)/gen/report_html_assets.h: $(HTML_ASSETS) Makefile
+	@mkdir -p $(dir $@)
+	@{ for a in CSS:target/report/report_html.css JS:target/report/report_html.js; do \
+	    printf '#define REPORT_HTML_%s \\\n' "$${a%%:*}"; \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n" \\/' "$${a#*:}"; \
+	    printf '    ""\n'; done; } >$@.new && mv $@.new $@
+$(BUILD)/obj/target/report/report_html.o: $(BUILD)/gen/report_html_assets.h
+$(BUILD)/obj/target/report/report_html.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man

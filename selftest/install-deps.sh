@@ -44,6 +44,18 @@ board_fetch() {
     done
     true
 }
+# The HTML report's flame graph is compared with the one the npm package
+# flamegraph draws (report_html_chromium.sh), installed with the machine's
+# Node.js and npm from the npm registry.
+NPM_PKGS=(flamegraph@1.3.0)
+npm_fetch() {
+    command -v npm >/dev/null || { echo "install-deps: no npm: ${NPM_PKGS[*]} not installed" >&2; return 0; }
+    npm ls -g "${NPM_PKGS[@]}" >/dev/null 2>&1 && return 0
+    [ "$(id -u)" = 0 ] || { echo "install-deps: npm packages ${NPM_PKGS[*]} need root" >&2; return 0; }
+    npm install -g --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >/dev/null ||
+        echo "install-deps: npm install ${NPM_PKGS[*]} failed" >&2
+}
+npm_fetch
 new_archs=()
 for a in "${BOARD_ARCHS[@]}"; do
     dpkg --print-foreign-architectures 2>/dev/null | grep -qx "$a" || new_archs+=("$a")

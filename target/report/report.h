@@ -1,6 +1,7 @@
 /* Reports from the books: text (valgrind's HEAP SUMMARY wording, grouped
  * by stack), JSON ("heap", "stacks", "mapped", "leaks", "errors" and, under
- * -f, "children"; report_json.c) and Brendan Gregg's folded stacks.
+ * -f, "children"; report_json.c), Brendan Gregg's folded stacks and one
+ * self-contained HTML page with a chart and a flame graph (report_html.c).
  *
  * Only pcs are stored; names come from a resolver the engine provides, called
  * once per printed frame at report time. */
@@ -42,7 +43,7 @@ struct report_frame {
 typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
                                   struct report_frame *out);
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_HTML };
 enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
 
 /* What a leak scan found, grouped as memcheck's loss records: one group per
@@ -130,7 +131,7 @@ void report_write_leaks_text(FILE *out, const struct report_source *src,
  * the stacks, the block), frames resolved through src. */
 void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e);
 
-/* "text"|"json"|"folded", "bytes"|"blocks"|"allocs"; false if unknown. */
+/* "text"|"json"|"folded"|"html", "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);
 bool report_parse_sort(const char *s, enum report_sort *out);
 

@@ -40,6 +40,14 @@ void report_write_misuse_json(FILE *out, const struct report_source *src);
 void report_write_peak_text(FILE *out, const struct report_source *src, size_t top);
 void report_write_peak_json(FILE *out, const struct report_source *src);
 
+/* Length of the well-formed UTF-8 sequence at s (NUL-terminated), or 0;
+ * then *bad is the length of the ill-formed part to replace by one U+FFFD. */
+size_t report_utf8_sequence(const unsigned char *s, size_t *bad);
+
+/* The HTML page (report_html.c): one self-contained file. */
+void report_write_html(FILE *out, const struct report_source *src,
+                       const struct report_stack *st, size_t n, size_t top);
+
 /* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
  * bytes become U+FFFD. */
 void report_json_string(FILE *out, const char *s);

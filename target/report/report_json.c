@@ -10,7 +10,7 @@
  * surrogates, nothing above U+10FFFF), or 0 if there is none; then *bad gets
  * the length of the maximal ill-formed subpart to replace by one U+FFFD, as
  * Unicode recommends (and Python's and browsers' decoders do). */
-static size_t utf8_sequence(const unsigned char *s, size_t *bad)
+size_t report_utf8_sequence(const unsigned char *s, size_t *bad)
 {
     unsigned char c = s[0];
     unsigned char lo = 0x80, hi = 0xbf;
@@ -55,7 +55,7 @@ void report_json_string(FILE *out, const char *str)
     while (*s) {
         unsigned char c = *s;
         if (c >= 0x80) {
-            size_t bad, len = utf8_sequence(s, &bad);
+            size_t bad, len = report_utf8_sequence(s, &bad);
             if (len) {
                 fwrite(s, 1, len, out);
                 s += len;

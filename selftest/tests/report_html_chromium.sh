@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# --format html in a real browser: Debian's Chromium, headless, in a network
+# namespace of its own (no network at all), renders the page memtrace wrote
+# for a deterministic C++ program (selftest/programs/html_curve.cpp), and
+# the DOM after its script ran is checked (report_html_check.py) against
+# the JSON report and the folded stacks of the same program:
+#   - the chart's peak dot and label are the JSON "peak" (bytes, seconds),
+#     the curve's highest point, and the curve ends at the bytes in use;
+#   - the flame graph of bytes in use has exactly the folded report's
+#     frames, each as wide as its share (root: the bytes in use); the
+#     address #flame=allocs|allocated|peak switches the measure (root: the
+#     JSON's allocs, bytes allocated, peak; at the peak every frame equals
+#     the JSON peak stacks);
+#   - cards, peak, top stacks and the leak summary (-a) show the JSON's
+#     figures; C++ names (< > &) are escaped in the file, whole in the DOM;
+#   - the page loads nothing: no URL or src= in the file, and Chromium's
+#     net log has no request from the page (a control page with an <img>
+#     proves the log would show one);
+#   - the npm package flamegraph, given the same folded stacks, draws the
+#     same frames at the same places and widths (its 0.1 px rounding);
+#   - the console's `report -f html > FILE` of a live program renders too.
+# A screenshot is taken; MT_UPDATE_SCREENSHOT=1 writes it to
+# docs/report-html.png (the README's picture).
+set -u
+. "$MT_ROOT/selftest/tests/lib.bash"
+need_tool chromium chromium
+need_tool unshare util-linux
+[ "$(id -u)" = 0 ] || skip "needs root: Chromium runs in a network namespace of its own"
+prog="$MT_PROGS/html_curve"
+[ -x "$prog" ] || fail "$prog is not built"
+cd "$MT_TMP" || fail "no scratch directory"
+start=$(date +%s%N)
+
+"$MEMTRACE" -q -a --format html -o page.html "$prog" >/dev/null || fail "memtrace --format html failed"
+"$MEMTRACE" -q -a -j -o report.json "$prog" >/dev/null || fail "memtrace -j failed"
+"$MEMTRACE" -q --format folded -o report.folded "$prog" >/dev/null || fail "memtrace --format folded failed"
+
+profile=$(mktemp -d "$MT_TMP/chromium.XXXXXX")
+# browse ARGS... URL: one headless Chromium, no network, a private profile,
+# none of its own background requests; the page's timers run to the end
+# of the virtual time budget.
+browse() {
+    unshare -n timeout 60 chromium --headless --no-sandbox --disable-gpu \
+        --user-data-dir="$profile" --no-first-run --disable-background-networking \
+        --disable-component-update --disable-sync --disable-default-apps --disable-extensions \
+        --hide-scrollbars --window-size=1280,1600 --virtual-time-budget=3000 "$@" 2>>chromium.log
+}
+url="file://$MT_TMP/page.html"
+browse --log-net-log="$MT_TMP/net.json" --dump-dom "$url" >dom-inuse.html || fail "chromium failed: $(tail -3 chromium.log)"
+for m in allocs allocated peak; do
+    browse --dump-dom "$url#flame=$m" >"dom-$m.html" || fail "chromium failed ($m)"
+done
+python3 "$MT_ROOT/selftest/tests/report_html_check.py" page page.html report.json report.folded \
+    dom-inuse.html dom-allocs.html dom-allocated.html dom-peak.html || fail "the page as drawn differs"
+
+# What the page itself asked of the network: requests whose isolation key
+# is the page's (file://); Chromium's own requests have none.
+page_requests() {
+    python3 - "$1" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1]))
+types = {v: k for k, v in log['constants']['logEventTypes'].items()}
+for e in log['events']:
+    p = e.get('params', {})
+    if types.get(e['type']) == 'URL_REQUEST_START_JOB' and 'file://' in p.get('network_isolation_key', ''):
+        print(p.get('url'))
+PY
+}
+printf '<!DOCTYPE html><img src="http://192.0.2.1/x.png">' >control.html
+browse --log-net-log="$MT_TMP/net-control.json" --dump-dom "file://$MT_TMP/control.html" >/dev/null ||
+    fail "chromium failed (control page)"
+[ -n "$(page_requests net-control.json)" ] || fail "the net log does not show a page's request (control)"
+got=$(page_requests net.json)
+[ -z "$got" ] || fail "the page asked for: $got"
+echo "net log: the page made no request (the control page's <img> shows up)"
+
+# The npm package flamegraph on the same folded stacks (it reads a
+# cpuprofile: the folded lines as a call tree with their counts).
+if command -v flamegraph >/dev/null && flamegraph --help 2>&1 | grep -q inputtype; then
+    python3 - report.folded >report.cpuprofile <<'PY'
+import json, sys
+head = {'functionName': '', 'url': '', 'lineNumber': 0, 'hitCount': 0, 'children': []}
+for line in open(sys.argv[1]):
+    stack, _, n = line.rstrip('\n').rpartition(' ')
+    node = head
+    for f in stack.split(';'):
+        kid = next((c for c in node['children'] if c['functionName'] == f), None)
+        if kid is None:
+            kid = {'functionName': f, 'url': '', 'lineNumber': 0, 'hitCount': 0, 'children': []}
+            node['children'].append(kid)
+        node = kid
+    node['hitCount'] += int(n)
+json.dump({'head': head, 'startTime': 0, 'endTime': 1, 'samples': [], 'timestamps': []}, sys.stdout)
+PY
+    flamegraph --minwidth 0 --countname bytes <report.cpuprofile >oracle.svg 2>flamegraph.err ||
+        fail "flamegraph failed: $(cat flamegraph.err)"
+    python3 "$MT_ROOT/selftest/tests/report_html_check.py" oracle dom-inuse.html report.folded oracle.svg ||
+        fail "the flame graph differs from flamegraph's"
+else
+    skip "missing tool: flamegraph (npm package flamegraph, installed by selftest/install-deps.sh)"
+fi
+
+# The console: report -f html > FILE of a live program (phases, stopped
+# after phase 1), drawn with the figures `status` gives.
+mkdir ctl
+console_open console.out -q -C "$MT_PROGS/phases" "$MT_TMP/ctl"
+cleanup() {
+    exec 3>&-
+    local pid
+    pid=$(cat "$MT_TMP/ctl/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+    kill "$CONSOLE_PID" 2>/dev/null
+}
+trap cleanup EXIT
+wait_for_line console.out '^phases: start$'
+touch ctl/go0
+wait_for_line console.out '^phase 1$'
+console_cmd status
+read -r _ _ _ in_use _ <<<"$(summary_figures <<<"$CONSOLE_REPLY")"
+console_cmd "report -f html > $MT_TMP/console.html"
+[ "$CONSOLE_REPLY" = "report written to $MT_TMP/console.html" ] || fail "report -f html answered: $CONSOLE_REPLY"
+touch ctl/go1 ctl/go2 ctl/go3
+printf 'quit\n' >&3
+wait "$CONSOLE_PID" || fail "memtrace exit $? after quit: $(cat console.out.err)"
+browse --dump-dom "file://$MT_TMP/console.html" >dom-console.html || fail "chromium failed (console page)"
+python3 - dom-console.html "$in_use" <<'PY' || fail "the console's page is wrong"
+import re, sys
+dom, in_use = open(sys.argv[1]).read(), int(sys.argv[2])
+assert 'data-drawn="yes"' in dom, 'not drawn'
+root = re.search(r'<g class="fr" data-name="all" data-depth="0" data-value="(\d+)" id="mt-flame-root"', dom)
+last = re.search(r'<circle id="mt-chart-last"[^>]* data-bytes="(\d+)"', dom)
+assert root and int(root.group(1)) == in_use, ('flame graph root', root and root.group(1), in_use)
+assert last and int(last.group(1)) == in_use, ('chart end', last and last.group(1), in_use)
+print('console page: flame graph and chart end at %d bytes in use, as status says' % in_use)
+PY
+
+browse --screenshot="$MT_TMP/report-html.png" "$url" >/dev/null || fail "chromium failed (screenshot)"
+python3 - report-html.png <<'PY' || fail "the screenshot is not a 1280x1600 PNG"
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+assert b[:8] == b'\x89PNG\r\n\x1a\n' and struct.unpack('>II', b[16:24]) == (1280, 1600), b[:24]
+PY
+end=$(date +%s%N)
+echo "screenshot: $(stat -c %s report-html.png) bytes; the test took $(((end - start) / 1000000)) ms"
+if [ "${MT_UPDATE_SCREENSHOT:-0}" = 1 ]; then
+    cp report-html.png "$MT_ROOT/docs/report-html.png" || fail "cannot write docs/report-html.png"
+    echo "wrote docs/report-html.png"
+fi
+exit 0

@@ -1,0 +1,23 @@
+/* Shared by the HTML page's writers (report_html.c, report_html_data.c);
+ * not part of the public API. */
+#ifndef MT_REPORT_HTML_H
+#define MT_REPORT_HTML_H
+
+#include "target/report/report_internal.h"
+
+/* Longest frame label kept (longer names are cut). */
+#define REPORT_HTML_LABEL_MAX 1024
+
+/* A frame's name as the flame graph shows it: the function, else the
+ * module's file name + offset, else the pc (as the folded report names it,
+ * without folded's character substitutions). */
+void report_html_frame_label(char *buf, size_t len, const struct report_frame *f);
+
+/* The page's JSON data (see report_html_data.c), safe inside <script>. */
+void report_html_write_data(FILE *out, const struct report_source *src);
+
+/* s as HTML text or attribute value: & < > " ' as entities, control
+ * characters as '?', invalid UTF-8 as U+FFFD. */
+void report_html_text(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,192 @@
+/* The data the HTML page's script draws (report_html.c): the heap's totals
+ * over time and every stack with its figures, as one JSON object inside a
+ * <script type="application/json"> element.
+ *
+ * {"pid", "now", "heap": {...}, "peak": {"bytes", "blocks", "seconds"},
+ *  "interval", "timeline": [[seconds, bytes, blocks], ...],
+ *  "names": [frame name, ...],
+ *  "stacks": [[bytes in use, blocks in use, allocs, bytes allocated,
+ *              bytes at the peak, temporary, [name index, outermost first]], ...]}
+ *
+ * Frame names are interned (a stack shares most of its frames with
+ * others).  Nothing the target supplies can end the script element: every
+ * '<', '>' and '&' of the JSON text becomes a \u escape (outside strings
+ * JSON has none of them). */
+#include "target/report/report_html.h"
+
+#include "shared/xalloc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Interned frame names: open addressing, FNV-1a, at most half full. */
+struct names {
+    char **by_index;
+    size_t count, cap_index;
+    uint32_t *slots;            /* index + 1; 0: empty */
+    size_t mask;
+};
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static void names_grow(struct names *t)
+{
+    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+    uint32_t *slots = xcalloc(cap, sizeof(*slots));
+    for (size_t i = 0; i < t->count; i++) {
+        size_t j = fnv1a(t->by_index[i]) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = cap - 1;
+}
+
+static uint32_t names_intern(struct names *t, const char *s)
+{
+    if ((t->count + 1) * 2 > t->mask + 1)
+        names_grow(t);
+    size_t j = fnv1a(s) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask)
+        if (strcmp(t->by_index[t->slots[j] - 1], s) == 0)
+            return t->slots[j] - 1;
+    if (t->count == t->cap_index) {
+        t->cap_index = t->cap_index ? t->cap_index * 2 : 1024;
+        t->by_index = xreallocarray(t->by_index, t->cap_index, sizeof(*t->by_index));
+    }
+    t->by_index[t->count] = xstrdup(s);
+    t->slots[j] = (uint32_t)t->count + 1;
+    return (uint32_t)t->count++;
+}
+
+static void names_free(struct names *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        free(t->by_index[i]);
+    free(t->by_index);
+    free(t->slots);
+}
+
+void report_html_frame_label(char *buf, size_t len, const struct report_frame *f)
+{
+    if (f->function && *f->function) {
+        snprintf(buf, len, "%s", f->function);
+    } else if (f->module) {
+        const char *slash = strrchr(f->module, '/');
+        snprintf(buf, len, "%s+0x%" PRIx64, slash && slash[1] ? slash + 1 : f->module, f->offset);
+    } else {
+        snprintf(buf, len, "0x%" PRIx64, f->pc);
+    }
+}
+
+/* One stack: its figures and its frames' name indexes, outermost first. */
+static void put_stack(FILE *out, const struct report_source *src, struct names *names,
+                      uint32_t id, const struct stack_totals *now, const struct stack_totals *peak,
+                      uint32_t **idx, size_t *cap, bool first)
+{
+    struct report_frames it;
+    struct report_frame f;
+    char label[REPORT_HTML_LABEL_MAX];
+    size_t n = 0;
+    report_frames_begin(&it, src, id);
+    while (report_frames_next(&it, &f)) {
+        if (n == *cap) {
+            *cap = *cap ? *cap * 2 : 64;
+            *idx = xreallocarray(*idx, *cap, sizeof(**idx));
+        }
+        report_html_frame_label(label, sizeof(label), &f);
+        (*idx)[n++] = names_intern(names, label);
+    }
+    fprintf(out, "%s\n[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",[",
+            first ? "" : ",", now->bytes_in_use, now->blocks_in_use, now->allocs,
+            now->bytes_allocated, peak->bytes_in_use, now->temporary);
+    for (size_t i = n; i-- > 0;)
+        fprintf(out, "%" PRIu32 "%s", (*idx)[i], i ? "," : "");
+    fputs("]]", out);
+}
+
+static void put_data(FILE *out, const struct report_source *src)
+{
+    struct heap_totals t;
+    struct heap_peak p;
+    heap_get_totals(src->books, &t);
+    heap_get_peak(src->books, &p);
+    fprintf(out,
+            "{\"pid\":%d,\"now\":%.6f,\n\"heap\":{\"in_use_bytes\":%" PRIu64
+            ",\"in_use_blocks\":%" PRIu64 ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
+            ",\"bytes_allocated\":%" PRIu64 ",\"temporary\":%" PRIu64 "},\n"
+            "\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"seconds\":%.6f},\n",
+            src->pid, heap_seconds(src->books), t.in_use_bytes, t.in_use_blocks, t.allocs,
+            t.frees, t.bytes_allocated, t.temporary, p.bytes, p.blocks, p.seconds);
+
+    size_t ns = 0;
+    const struct timeline_sample *s = src->timeline ? timeline_samples(src->timeline, &ns) : NULL;
+    fprintf(out, "\"interval\":%.6f,\"timeline\":[", src->timeline ? timeline_interval(src->timeline) : 0.0);
+    for (size_t i = 0; i < ns; i++)
+        fprintf(out, "%s[%.6f,%" PRIu64 ",%" PRIu64 "]", i ? "," : "", s[i].seconds, s[i].bytes,
+                s[i].blocks);
+    fputs("],\n\"stacks\":[", out);
+
+    /* Every stack that allocated since the last clear, or held blocks at
+     * the peak: the flame graph's measures include freed memory. */
+    struct names names = {0};
+    uint32_t *idx = NULL;
+    size_t cap = 0;
+    bool first = true;
+    uint32_t limit = heap_stack_id_limit(src->books);
+    for (uint32_t id = 0; id < limit; id++) {
+        struct stack_totals now, peak;
+        heap_get_stack_totals(src->books, id, &now);
+        heap_get_stack_peak(src->books, id, &peak);
+        if (!now.allocs && !now.blocks_in_use && !peak.blocks_in_use)
+            continue;
+        put_stack(out, src, &names, id, &now, &peak, &idx, &cap, first);
+        first = false;
+    }
+    free(idx);
+    fputs("],\n\"names\":[", out);
+    for (size_t i = 0; i < names.count; i++) {
+        fputs(i ? (i % 8 ? "," : ",\n") : "", out);
+        report_json_string(out, names.by_index[i]);
+    }
+    fputs("]}", out);
+    names_free(&names);
+}
+
+void report_html_write_data(FILE *out, const struct report_source *src)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fputs("{}", out);
+        return;
+    }
+    put_data(mem, src);
+    if (fclose(mem) != 0) {
+        free(buf);
+        fputs("{}", out);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '<')
+            fputs("\\u003c", out);
+        else if (c == '>')
+            fputs("\\u003e", out);
+        else if (c == '&')
+            fputs("\\u0026", out);
+        else
+            fputc(c, out);
+    }
+    free(buf);
+}
