@@ -2,7 +2,9 @@
 // for the HTML report's test (selftest/tests/report_html_chromium.sh):
 //
 //   ramp      8 steps 40 ms apart, each Pool<int, 1024>::grab() x 4
-//             (4 x 4096 bytes): 131072 bytes in 32 blocks
+//             (4 x 4096 bytes): 131072 bytes in 32 blocks, two blocks a
+//             step through Loader::read_chunk(int), two through
+//             Index<std::pair<int, int> >::grow()
 //   peak      Pool<char, 65536>::grab() x 4 (262144 bytes), freed at once:
 //             the peak is the ramp + 262144 (+ what libstdc++ holds)
 //   fall      half the ramp freed (16 blocks), 40 ms apart in 4 steps
@@ -13,6 +15,7 @@
 // one more allocation.
 #include <cstdint>
 #include <ctime>
+#include <utility>
 
 static void pause_ms(long ms)
 {
@@ -23,6 +26,14 @@ static void pause_ms(long ms)
 
 template <typename T, int N> struct Pool {
     static __attribute__((noinline)) T *grab() { return new T[N]; }
+};
+
+struct Loader {
+    static __attribute__((noinline)) int *read_chunk(int) { return Pool<int, 1024>::grab(); }
+};
+
+template <typename K> struct Index {
+    static __attribute__((noinline)) int *grow() { return Pool<int, 1024>::grab(); }
 };
 
 struct Bits {
@@ -43,7 +54,7 @@ int main()
 {
     for (int step = 0; step < 8; step++) {
         for (int i = 0; i < 4; i++)
-            kept[step * 4 + i] = Pool<int, 1024>::grab();
+            kept[step * 4 + i] = i < 2 ? Loader::read_chunk(step) : Index<std::pair<int, int> >::grow();
         pause_ms(40);
     }
     char *big[4];
