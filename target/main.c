@@ -34,7 +34,8 @@ static void usage(FILE *out)
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
           "  -j, --json             final report as JSON\n"
-          "      --format FMT       final report as text, json or folded (flame graphs)\n"
+          "      --format FMT       final report as text, json, folded (flame graphs) or\n"
+          "                         massif (valgrind massif's out-file, for ms_print)\n"
           "  -d, --depth N          frames kept per allocation (default 20)\n"
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
@@ -161,7 +162,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'j': cli->format = REPORT_JSON; break;
         case OPT_FORMAT:
             if (!report_parse_format(optarg, &cli->format)) {
-                mt_error("--format: text, json or folded, not %s", optarg);
+                mt_error("--format: text, json, folded or massif, not %s", optarg);
                 return -1;
             }
             break;

@@ -41,6 +41,8 @@ struct console_ops {
      * traced program, and returns its result when done; -2 when it cannot
      * (the console then calls fn itself).  NULL: always in place. */
     int (*run_apart)(void *ctx, int (*fn)(void *arg), void *arg);
+    /* The heap's totals over time (report -f massif); NULL: none. */
+    const struct timeline *(*timeline)(void *ctx);
 };
 
 /* Lines longer than this are rejected whole with one error. */

@@ -11,6 +11,7 @@ bool report_parse_format(const char *s, enum report_format *out)
 {
     static const struct { const char *name; enum report_format f; } names[] = {
         { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
+        { "massif", REPORT_MASSIF },
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(s, names[i].name) == 0) {
@@ -147,6 +148,9 @@ int report_write(FILE *out, const struct report_source *src, const struct report
         break;
     case REPORT_FOLDED:
         report_write_folded(out, src, st, n);
+        break;
+    case REPORT_MASSIF:
+        report_write_massif(out, src);
         break;
     case REPORT_TEXT:
     default:

@@ -40,6 +40,9 @@ void report_write_misuse_json(FILE *out, const struct report_source *src);
 void report_write_peak_text(FILE *out, const struct report_source *src, size_t top);
 void report_write_peak_json(FILE *out, const struct report_source *src);
 
+/* massif's out-file format (report_massif.c). */
+void report_write_massif(FILE *out, const struct report_source *src);
+
 /* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
  * bytes become U+FFFD. */
 void report_json_string(FILE *out, const char *s);

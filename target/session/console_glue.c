@@ -78,7 +78,15 @@ static int glue_run_apart(void *ctx, int (*fn)(void *arg), void *arg)
     return session_run_apart(ctx, fn, arg);
 }
 
+static const struct timeline *glue_timeline(void *ctx)
+{
+    struct session *s = ctx;
+    session_sample(s, true);   /* the chart ends now */
+    return s->timeline;
+}
+
 static const struct console_ops session_console_ops = {
+    .timeline = glue_timeline,
     .run_apart = glue_run_apart,
     .books = glue_books,
     .stacks = glue_stacks,
