@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "target/report/report.h"
 
@@ -143,5 +144,8 @@ struct replay_options {
 /* The report at a recorded time, or the difference between two: memtrace's
  * exit status (0, or 1 after a one-line error). */
 int replay_main(const struct replay_options *o);
+/* The same from a parsed recording to out (o->path, o->output unused);
+ * -1 when out reported an error. */
+int replay_report(FILE *out, const struct recording *r, const struct replay_options *o);
 
 #endif

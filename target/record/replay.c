@@ -336,6 +336,49 @@ static bool time_ok(double t, const char *what)
     return true;
 }
 
+int replay_report(FILE *out, const struct recording *rec, const struct replay_options *o)
+{
+    const struct recording *rp_rec = rec;
+    uint64_t end = rp_rec->nsamples ? rp_rec->samples[rp_rec->nsamples - 1].us : 0;
+    struct replay rp;
+    struct stack_table *stacks = build_stacks(rp_rec, &rp);
+    struct report_source src = {
+        .stacks = stacks,
+        .resolve = replay_resolve,
+        .resolve_ctx = &rp,
+        .pid = rp_rec->pid,
+        .program = rp_rec->program,
+        .max_frames = o->depth ? o->depth : rp_rec->depth,
+        .engine = rp_rec->engine && *rp_rec->engine ? rp_rec->engine : NULL,
+    };
+    int rc = 0;
+    struct state a, b;
+    state_init(&a, rp_rec);
+    state_init(&b, rp_rec);
+    if (o->diff) {
+        state_at(&a, rp_rec, us_of(o->from));
+        state_at(&b, rp_rec, us_of(o->to));
+        struct heap_books *books = build_books(rp_rec, &rp, &b);
+        src.books = books;
+        write_diff(out, rp_rec, &rp, &src, &a, &b, o->from, o->to, o);
+        heap_books_free(books);
+    } else {
+        state_at(&b, rp_rec, o->at_given ? us_of(o->at) : end);
+        struct heap_books *books = build_books(rp_rec, &rp, &b);
+        struct timeline *tl = build_timeline(rp_rec, b.applied);
+        src.books = books;
+        src.timeline = tl;
+        rc = report_write(out, &src, &o->report) < 0 ? -1 : 0;
+        timeline_free(tl);
+        heap_books_free(books);
+    }
+    state_free(&a);
+    state_free(&b);
+    stack_table_free(stacks);
+    free(rp.table_id);
+    return ferror(out) ? -1 : rc;
+}
+
 int replay_main(const struct replay_options *o)
 {
     char why[512];
@@ -358,63 +401,26 @@ int replay_main(const struct replay_options *o)
         return 1;
     }
     uint64_t end = r.nsamples ? r.samples[r.nsamples - 1].us : 0;
-    struct replay rp;
-    struct stack_table *stacks = build_stacks(&r, &rp);
-    struct report_source src = {
-        .stacks = stacks,
-        .resolve = replay_resolve,
-        .resolve_ctx = &rp,
-        .pid = r.pid,
-        .program = r.program,
-        .max_frames = o->depth ? o->depth : r.depth,
-        .engine = r.engine,
-    };
-    if (src.engine && !*src.engine)
-        src.engine = NULL;
     FILE *out = stdout;
     if (o->output) {
         out = report_file_open(o->output, why, sizeof(why));
         if (!out) {
             mt_error("report: cannot open %s", why);
-            stack_table_free(stacks);
-            free(rp.table_id);
             recording_free(&r);
             return 1;
         }
     }
-    int rc = 0;
-    struct state a, b;
-    state_init(&a, &r);
-    state_init(&b, &r);
-    if (o->diff) {
-        state_at(&a, &r, us_of(o->from));
-        state_at(&b, &r, us_of(o->to));
-        struct heap_books *books = build_books(&r, &rp, &b);
-        src.books = books;
-        write_diff(out, &r, &rp, &src, &a, &b, o->from, o->to, o);
-        heap_books_free(books);
-    } else {
-        state_at(&b, &r, o->at_given ? us_of(o->at) : end);
-        struct heap_books *books = build_books(&r, &rp, &b);
-        struct timeline *tl = build_timeline(&r, b.applied);
-        src.books = books;
-        src.timeline = tl;
-        rc = report_write(out, &src, &o->report) < 0 ? 1 : 0;
-        timeline_free(tl);
-        heap_books_free(books);
-    }
-    if (o->at_given && us_of(o->at) > end)
-        mt_warn("--at %g: the recording ends at %.3f s", o->at, (double)end / 1e6);
-    state_free(&a);
-    state_free(&b);
+    int rc = replay_report(out, &r, o) < 0 ? 1 : 0;
+    if ((o->at_given && us_of(o->at) > end) || (o->diff && us_of(o->to > o->from ? o->to : o->from) > end))
+        mt_warn("the recording ends at %.3f s", (double)end / 1e6);
     if (out != stdout) {
         if (fclose(out) != 0)
             rc = 1;
     } else if (fflush(out) != 0) {
         rc = 1;
     }
-    stack_table_free(stacks);
-    free(rp.table_id);
+    if (rc)
+        mt_error("--replay: writing the report failed");
     recording_free(&r);
     return rc;
 }
