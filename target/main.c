@@ -17,6 +17,7 @@
 #include "target/files/provider.h"
 #include "target/net/remote.h"
 #include "target/heap/timeline.h"
+#include "target/record/record.h"
 #include "target/session/session.h"
 #include "target/symbols/addr2line.h"
 #include "target/tracer/guardian.h"
@@ -34,8 +35,9 @@ static void usage(FILE *out)
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
           "  -j, --json             final report as JSON\n"
-          "      --format FMT       final report as text, json, folded (flame graphs) or html\n"
-          "                         (one page: chart, flame graph, peak, leaks)\n"
+          "      --format FMT       final report as text, json, folded (flame graphs),\n"
+          "                         html (one page: chart, flame graph, peak, leaks) or\n"
+          "                         massif (valgrind massif's out-file, for ms_print)\n"
           "  -d, --depth N          frames kept per allocation (default 20)\n"
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
@@ -60,6 +62,14 @@ static void usage(FILE *out)
           "      --engine ENGINE    ptrace (breakpoints, the default) or agent (an\n"
           "                         agent injected into the process records calls in\n"
           "                         shared memory; x86_64); also $MEMTRACE_ENGINE\n"
+          "      --record FILE      write the heap over time to FILE: totals at least every\n"
+          "                         interval and the stacks that changed (bounded size)\n"
+          "      --record-interval MS  sample spacing for --record and charts (default 100)\n"
+          "      --record-max MIB   size bound of the --record file (default 64)\n"
+          "      --replay FILE      the report of a recording instead of tracing (as at\n"
+          "                         its end; with --format, -o, -d)\n"
+          "      --at SECONDS       with --replay: the report at that time since the start\n"
+          "      --diff T1 T2       with --replay: the figures at T2 minus those at T1\n"
           "  -q, --quiet            no progress messages\n"
           "  -h, --help             this help\n"
           "  -V, --version          version\n"
@@ -84,7 +94,8 @@ static void print_version(void)
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
-       OPT_ADDRESSES, OPT_KEY, OPT_ENGINE };
+       OPT_ADDRESSES, OPT_KEY, OPT_ENGINE, OPT_RECORD, OPT_RECORD_INTERVAL, OPT_RECORD_MAX,
+       OPT_REPLAY, OPT_AT, OPT_DIFF };
 
 struct cli {
     pid_t pid;
@@ -106,7 +117,26 @@ struct cli {
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
     struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
+    bool depth_given;
+    const char *record;     /* --record FILE */
+    unsigned record_ms;     /* --record-interval MS */
+    unsigned long record_max_mib; /* --record-max MIB */
+    const char *replay;     /* --replay FILE */
+    bool at_given, diff;
+    double at, from, to;
 };
+
+/* A time in seconds (decimals allowed). */
+static bool parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > 1e9)
+        return false;
+    *out = v;
+    return true;
+}
 
 static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -143,6 +173,12 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
         {"engine", required_argument, NULL, OPT_ENGINE},
+        {"record", required_argument, NULL, OPT_RECORD},
+        {"record-interval", required_argument, NULL, OPT_RECORD_INTERVAL},
+        {"record-max", required_argument, NULL, OPT_RECORD_MAX},
+        {"replay", required_argument, NULL, OPT_REPLAY},
+        {"at", required_argument, NULL, OPT_AT},
+        {"diff", required_argument, NULL, OPT_DIFF},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -162,7 +198,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'j': cli->format = REPORT_JSON; break;
         case OPT_FORMAT:
             if (!report_parse_format(optarg, &cli->format)) {
-                mt_error("--format: text, json, folded or html, not %s", optarg);
+                mt_error("--format: text, json, folded, html or massif, not %s", optarg);
                 return -1;
             }
             break;
@@ -172,6 +208,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
                 return -1;
             }
             cli->depth = (unsigned)v;
+            cli->depth_given = true;
             break;
         case 'C': cli->console = true; break;
         case OPT_SYSROOT:
@@ -201,10 +238,55 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             break;
         case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
         case OPT_ENGINE: cli->engine = optarg; break;
+        case OPT_RECORD: cli->record = optarg; break;
+        case OPT_RECORD_INTERVAL:
+            if (!parse_uint(optarg, 3600000, &v) || v == 0) {
+                mt_error("--record-interval: milliseconds from 1 to 3600000, not %s", optarg);
+                return -1;
+            }
+            cli->record_ms = (unsigned)v;
+            break;
+        case OPT_RECORD_MAX:
+            if (!parse_uint(optarg, 1ul << 20, &v) || v == 0) {
+                mt_error("--record-max: MiB from 1 to 1048576, not %s", optarg);
+                return -1;
+            }
+            cli->record_max_mib = v;
+            break;
+        case OPT_REPLAY: cli->replay = optarg; break;
+        case OPT_AT:
+            if (!parse_seconds(optarg, &cli->at)) {
+                mt_error("--at: seconds since the start, not %s", optarg);
+                return -1;
+            }
+            cli->at_given = true;
+            break;
+        case OPT_DIFF:
+            /* two values: T1 here, T2 the next word */
+            if (!parse_seconds(optarg, &cli->from) || optind >= argc ||
+                !parse_seconds(argv[optind], &cli->to)) {
+                mt_error("--diff: two times in seconds expected (--diff T1 T2)");
+                return -1;
+            }
+            optind++;
+            cli->diff = true;
+            break;
         case 'h': usage(stdout); exit(0);
         case 'V': print_version(); exit(0);
         default: usage(stderr); return -1;
         }
+    }
+    if ((cli->at_given || cli->diff) && !cli->replay) {
+        mt_error("--at and --diff go with --replay FILE");
+        return -1;
+    }
+    if (cli->at_given && cli->diff) {
+        mt_error("--at and --diff are alternatives: give one");
+        return -1;
+    }
+    if (cli->replay && cli->record) {
+        mt_error("--replay reads a recording; --record makes one: give one");
+        return -1;
     }
     if (!!cli->connect + !!cli->listen + cli->mdns > 1) {
         mt_error("-c, -l and -m are alternatives: give one");
@@ -309,6 +391,19 @@ int main(int argc, char **argv)
         file_locator_destroy(&loc);
         return rc;
     }
+    if (cli.replay) {
+        if (cli.pid || optind < argc) {
+            mt_error("--replay FILE: no program or -p to trace");
+            return 1;
+        }
+        struct replay_options ro = {
+            .path = cli.replay, .output = cli.output,
+            .report = {.format = cli.format, .sort = REPORT_SORT_BYTES},
+            .at_given = cli.at_given, .at = cli.at, .diff = cli.diff,
+            .from = cli.from, .to = cli.to, .depth = cli.depth_given ? cli.depth : 0,
+        };
+        return replay_main(&ro);
+    }
     if (!cli.pid && optind >= argc) {
         usage(stderr);
         return 1;
@@ -339,7 +434,17 @@ int main(int argc, char **argv)
     s.output_path = cli.output;
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
+    s.sample_ms = cli.record_ms;
     char err[512] = "";
+    if (cli.record) {
+        s.recorder = recorder_open(cli.record, cli.record_ms, (uint64_t)cli.record_max_mib << 20,
+                                   err, sizeof(err));
+        if (!s.recorder) {
+            mt_error("--record: cannot create %s", err);
+            file_locator_destroy(&loc);
+            return 1;
+        }
+    }
     if (session_leak_setup(&s, &cli.leak) < 0) {
         file_locator_destroy(&loc);
         return 1;
@@ -377,11 +482,17 @@ int main(int argc, char **argv)
     }
     if (!s.tracee) {
         mt_error("%s", err);
+        recorder_close(s.recorder);
+        if (cli.record)
+            unlink(cli.record);
         session_leak_free(&s);
         file_locator_destroy(&loc);
         return 1;
     }
     family_add(&s.family, s.tracee);
+    if (s.recorder)
+        recorder_start(s.recorder, s.tracee->pid, cli.depth, s.tracee->program,
+                       agent_engine_name(s.tracee));
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)
@@ -412,6 +523,8 @@ int main(int argc, char **argv)
         code = session_leak_exit_code(&s);
     session_leak_free(&s);
     timeline_free(s.timeline);
+    if (s.recorder && recorder_close(s.recorder) < 0)
+        mt_warn("--record: %s is incomplete", cli.record);
     if (s.console)
         console_free(s.console);
     family_free(&s.family);

@@ -3,7 +3,7 @@
  * the console executes each complete line and writes to its FILE.
  *
  *   help [CMD]    status    monitor N    clear    scan    quit
- *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded] [> FILE]
+ *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|massif] [> FILE]
  *
  * A bad line prints exactly one "error: ..." line and changes nothing. */
 #ifndef MT_CONSOLE_CONSOLE_H
@@ -42,7 +42,7 @@ struct console_ops {
      * (the console then calls fn itself).  NULL: always in place. */
     int (*run_apart)(void *ctx, int (*fn)(void *arg), void *arg);
     /* The heap's totals over time, brought up to now (report -f html
-     * draws them); NULL: none. */
+     * and massif draw them); NULL: none. */
     const struct timeline *(*timeline)(void *ctx);
 };
 

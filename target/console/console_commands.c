@@ -12,7 +12,7 @@ static const struct help_entry {
     { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations" },
     { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
                               "since the previous one; monitor 0 stops" },
-    { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|html] [> FILE]",
+    { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|html|massif] [> FILE]",
       "blocks in use grouped by stack, sorted by the key (default bytes), the TOP first; "
       "-j is -f json; > FILE writes the report to FILE" },
     { "clear", "clear", "forget the blocks recorded so far: later reports show only what is "
@@ -217,10 +217,11 @@ static int report_job_run(void *arg)
         .resolve = c->ops.resolve,
         .resolve_ctx = c->ctx,
         .max_frames = c->ops.max_frames ? c->ops.max_frames(c->ctx) : 0,
-        .timeline = c->ops.timeline ? c->ops.timeline(c->ctx) : NULL,
     };
     if (c->ops.target)
         c->ops.target(c->ctx, &src.pid, &src.program);
+    if (c->ops.timeline)
+        src.timeline = c->ops.timeline(c->ctx);
     int rc = report_write(j->out, &src, j->opt);
     if (fflush(j->out) != 0 || ferror(j->out))
         rc = -1;

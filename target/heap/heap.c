@@ -691,3 +691,23 @@ size_t heap_books_memory(const struct heap_books *b)
            b->regions_cap * sizeof(*b->regions) +
            (b->threads_mask ? b->threads_mask + 1 : 0) * sizeof(*b->threads);
 }
+
+void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
+                      const struct heap_peak *peak)
+{
+    b->totals = *t;
+    b->peak = *peak;
+    b->peak_seq = 0;
+    b->seq = 1;
+}
+
+void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
+                     uint64_t peak_bytes, uint64_t peak_blocks)
+{
+    struct stack_rec *r = stack_slot(b, stack_id);
+    r->t = *now;
+    /* changed after the peak (mod_seq > peak_seq): the saved figures count */
+    r->peak_bytes = peak_bytes;
+    r->peak_blocks = peak_blocks;
+    r->mod_seq = 1;
+}

@@ -169,6 +169,14 @@ void heap_set_thread(struct heap_books *b, uint32_t tid);
  * of target/heap/timeline). */
 double heap_seconds(const struct heap_books *b);
 
+/* Books rebuilt from figures alone (memtrace --replay): no blocks, only
+ * the totals, the peak, and per stack its figures now and at the peak.
+ * On books fresh from heap_books_new. */
+void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
+                      const struct heap_peak *peak);
+void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
+                     uint64_t peak_bytes, uint64_t peak_blocks);
+
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);
 

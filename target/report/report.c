@@ -12,6 +12,7 @@ bool report_parse_format(const char *s, enum report_format *out)
     static const struct { const char *name; enum report_format f; } names[] = {
         { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
         { "html", REPORT_HTML },
+        { "massif", REPORT_MASSIF },
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(s, names[i].name) == 0) {
@@ -151,6 +152,9 @@ int report_write(FILE *out, const struct report_source *src, const struct report
         break;
     case REPORT_HTML:
         report_write_html(out, src, st, n, opt->top);
+        break;
+    case REPORT_MASSIF:
+        report_write_massif(out, src);
         break;
     case REPORT_TEXT:
     default:

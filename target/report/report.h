@@ -43,7 +43,10 @@ struct report_frame {
 typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
                                   struct report_frame *out);
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_HTML };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED,
+                     REPORT_MASSIF,  /* massif's out-file format (ms_print) */
+                     REPORT_HTML,    /* one self-contained page (report_html.c) */
+};
 enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
 
 /* What a leak scan found, grouped as memcheck's loss records: one group per
@@ -131,7 +134,7 @@ void report_write_leaks_text(FILE *out, const struct report_source *src,
  * the stacks, the block), frames resolved through src. */
 void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e);
 
-/* "text"|"json"|"folded"|"html", "bytes"|"blocks"|"allocs"; false if unknown. */
+/* "text"|"json"|"folded"|"html"|"massif", "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);
 bool report_parse_sort(const char *s, enum report_sort *out);
 

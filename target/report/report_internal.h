@@ -48,6 +48,9 @@ size_t report_utf8_sequence(const unsigned char *s, size_t *bad);
 void report_write_html(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n, size_t top);
 
+/* massif's out-file format (report_massif.c). */
+void report_write_massif(FILE *out, const struct report_source *src);
+
 /* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
  * bytes become U+FFFD. */
 void report_json_string(FILE *out, const char *s);

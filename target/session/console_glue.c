@@ -81,7 +81,7 @@ static int glue_run_apart(void *ctx, int (*fn)(void *arg), void *arg)
 static const struct timeline *glue_timeline(void *ctx)
 {
     struct session *s = ctx;
-    session_sample(s, true);
+    session_sample(s, true);   /* the chart ends now */
     return s->timeline;
 }
 

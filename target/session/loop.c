@@ -107,6 +107,10 @@ int session_run(struct session *s)
             agent_drain(s->tracee, false);
         fds[3].fd = s->tracee ? agent_poll_fd(s->tracee) : -1;
         int timeout = more ? 0 : s->tracee ? agent_poll_timeout(s->tracee) : -1;
+        /* --record: a sample at least every interval, idle or not */
+        int sample_ms = s->sample_ms ? (int)s->sample_ms : 100;
+        if (s->recorder && (timeout < 0 || timeout > sample_ms))
+            timeout = sample_ms;
         if (poll(fds, 4, timeout) < 0) {
             if (errno == EINTR)
                 continue;

@@ -3,6 +3,7 @@
 #include "target/session/session.h"
 
 #include "target/heap/timeline.h"
+#include "target/record/record.h"
 
 void session_sample(struct session *s, bool force)
 {
@@ -17,4 +18,8 @@ void session_sample(struct session *s, bool force)
         timeline_force(s->timeline, now, t.in_use_bytes, t.in_use_blocks);
     else
         timeline_offer(s->timeline, now, t.in_use_bytes, t.in_use_blocks);
+    if (s->recorder) {
+        struct report_source src = session_report_source(s);
+        recorder_sample(s->recorder, &src, now, force);
+    }
 }

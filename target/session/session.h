@@ -33,6 +33,7 @@ struct session {
     size_t deferred_dropped;
     struct timeline *timeline;  /* the first process's heap over time (sampling.c) */
     unsigned sample_ms;         /* its spacing (--record-interval); 0: 100 */
+    struct recorder *recorder;  /* --record FILE, or NULL */
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the

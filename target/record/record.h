@@ -1,0 +1,151 @@
+/* --record FILE: the heap over time, on disk, and memtrace --replay.
+ *
+ * The file is a magic line then records, each `tag (1 byte), payload
+ * length (varint), payload`; a reader skips tags it does not know.
+ * Integers are LEB128 varints; signed ones zigzag-coded.
+ *
+ *   'H' header    version, interval ms, pid, depth (frames per report
+ *                 stack), program, engine (strings: length + bytes)
+ *   'T' string    its bytes; strings are numbered 1, 2, ... in file order
+ *                 (0 = none)
+ *   'F' frame     pc, module string, offset, function string, file
+ *                 string, line, flags (1 inlined, 2 tail call); frames
+ *                 are numbered 1, 2, ... in file order
+ *   'K' stack     stack id, frame count, frame numbers: the frames a
+ *                 report prints for it, resolved at record time, so that
+ *                 replay needs neither the target nor its files
+ *   'S' sample    microseconds since the previous sample, count (10) and
+ *                 the deltas of the totals (in use bytes, blocks, allocs,
+ *                 frees, bytes allocated, mapped bytes, mapped regions,
+ *                 maps recorded, replaced blocks, temporary), then the
+ *                 stacks that changed: count, then per stack the stack id's
+ *                 delta from the previous one listed and the deltas of its
+ *                 bytes in use, blocks in use, allocs, bytes allocated,
+ *                 temporary
+ *   'P' peak      after an 'S' whose time it has: the books' peak (bytes,
+ *                 blocks, microseconds since start) and the stacks whose
+ *                 figures at the peak changed: count, id delta, deltas of
+ *                 bytes and blocks
+ *
+ * Each stack, frame and string is written once, before its first use.
+ * A sample in which nothing changed is not written.  Size is bounded by
+ * max_bytes: each time the file fills half of what is left, the interval
+ * doubles (so each such stage lasts about as long as the first), and a
+ * sample that would pass max_bytes ends the recording. */
+#ifndef MT_RECORD_RECORD_H
+#define MT_RECORD_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "target/report/report.h"
+
+#define RECORD_MAGIC "MTREC1\r\n"
+#define RECORD_MAGIC_LEN 8
+#define RECORD_TOTALS 10
+#define RECORD_STACK_FIELDS 5
+
+/* ---- writing ---- */
+
+struct recorder;
+
+/* Creates (truncates) path.  interval_ms: 0 -> 100; max_bytes: 0 -> 64 MiB.
+ * NULL with a reason in why on failure. */
+struct recorder *recorder_open(const char *path, unsigned interval_ms, uint64_t max_bytes,
+                               char *why, size_t whylen);
+/* Writes the header, once the traced process is known (before any sample). */
+void recorder_start(struct recorder *r, int pid, unsigned depth, const char *program,
+                    const char *engine);
+/* Offers the books of src at `seconds` (heap_seconds): written when the
+ * interval has passed (or force) and something changed.  src->resolve
+ * names the frames of stacks met for the first time. */
+void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force);
+/* Bytes written so far, samples written so far. */
+uint64_t recorder_bytes(const struct recorder *r);
+uint64_t recorder_samples(const struct recorder *r);
+/* Closes the file; -1 when writing it failed at some point. */
+int recorder_close(struct recorder *r);
+
+/* ---- reading ---- */
+
+struct rec_frame {
+    uint64_t pc, offset;
+    uint32_t module, function, file;   /* string numbers, 0 = none */
+    uint32_t line;
+    bool inlined, tail_call;
+};
+
+struct rec_stack {
+    uint32_t id;
+    uint32_t nframes;
+    size_t first;           /* in recording.stack_frames (frame numbers - 1) */
+};
+
+struct rec_delta {
+    uint32_t stack;         /* index in recording.stacks */
+    uint64_t d[RECORD_STACK_FIELDS];   /* wrapping deltas */
+};
+
+struct rec_pdelta {
+    uint32_t stack;
+    uint64_t bytes, blocks;
+};
+
+struct rec_sample {
+    uint64_t us;            /* since start */
+    uint64_t d[RECORD_TOTALS];
+    size_t delta0, ndelta;
+    bool has_peak;
+    uint64_t peak_bytes, peak_blocks, peak_us;
+    size_t pdelta0, npdelta;
+};
+
+struct recording {
+    unsigned interval_ms, depth;
+    int pid;
+    char *program, *engine;            /* from the header */
+    char **strings;                    /* [0] = NULL, then 1..nstrings */
+    size_t nstrings;
+    struct rec_frame *frames;
+    size_t nframes;
+    struct rec_stack *stacks;          /* [0]: stack id 0, no frames */
+    size_t nstacks;
+    uint32_t *stack_frames;
+    size_t nstack_frames;
+    struct rec_sample *samples;
+    size_t nsamples;
+    struct rec_delta *deltas;
+    size_t ndeltas;
+    struct rec_pdelta *pdeltas;
+    size_t npdeltas;
+    /* stack id -> index + 1, open addressing */
+    uint32_t *index_keys, *index_vals;
+    size_t index_mask;
+};
+
+/* Parses a whole file's bytes.  0, or -1 with a one-line reason in why. */
+int recording_parse(const uint8_t *data, size_t len, struct recording *out, char *why, size_t whylen);
+void recording_free(struct recording *r);
+const char *recording_string(const struct recording *r, uint32_t n);
+
+/* ---- replay (memtrace --replay) ---- */
+
+struct replay_options {
+    const char *path;
+    const char *output;     /* NULL: stdout */
+    struct report_options report;
+    bool at_given, diff;
+    double at, from, to;    /* seconds */
+    unsigned depth;         /* 0: the recording's */
+};
+
+/* The report at a recorded time, or the difference between two: memtrace's
+ * exit status (0, or 1 after a one-line error). */
+int replay_main(const struct replay_options *o);
+/* The same from a parsed recording to out (o->path, o->output unused);
+ * -1 when out reported an error. */
+int replay_report(FILE *out, const struct recording *r, const struct replay_options *o);
+
+#endif

@@ -1,0 +1,373 @@
+/* --record FILE: reading (record.h says the format).  The file is outside
+ * input: every length and count is checked against the bytes left, every
+ * number against what was defined before, and nothing is allocated beyond
+ * a constant times the input's size. */
+#include "target/record/record.h"
+
+#include "shared/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES_PER_STACK (1u << 20)
+
+struct cur {
+    const uint8_t *p, *end;
+    bool bad;
+};
+
+static uint64_t get_var(struct cur *c)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (c->p >= c->end) {
+            c->bad = true;
+            return 0;
+        }
+        uint8_t b = *c->p++;
+        if (shift == 63 && b > 1) {
+            c->bad = true;
+            return 0;
+        }
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    c->bad = true;
+    return 0;
+}
+
+static uint64_t get_delta(struct cur *c)
+{
+    uint64_t z = get_var(c);
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* A count of items that take at least one byte each. */
+static size_t get_count(struct cur *c)
+{
+    uint64_t n = get_var(c);
+    if (n > (uint64_t)(c->end - c->p)) {
+        c->bad = true;
+        return 0;
+    }
+    return (size_t)n;
+}
+
+static void fail(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    *cap = c;
+    return xreallocarray(p, c, size);
+}
+
+static size_t id_home(const struct recording *r, uint32_t id)
+{
+    return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 20) & r->index_mask;
+}
+
+/* index + 1 of stack id, 0 if undefined (id 0 is index 0: always defined). */
+static uint32_t stack_index(const struct recording *r, uint32_t id)
+{
+    if (id == 0)
+        return 1;
+    if (!r->index_keys)
+        return 0;
+    for (size_t h = id_home(r, id);; h = (h + 1) & r->index_mask) {
+        if (!r->index_vals[h])
+            return 0;
+        if (r->index_keys[h] == id)
+            return r->index_vals[h];
+    }
+}
+
+static void index_put(struct recording *r, uint32_t id, uint32_t val)
+{
+    size_t cap = r->index_mask + 1;
+    if (!r->index_keys || (r->nstacks + 1) * 2 > cap) {
+        size_t ncap = r->index_keys ? cap * 2 : 256;
+        uint32_t *ok = r->index_keys, *ov = r->index_vals;
+        r->index_keys = xcalloc(ncap, sizeof(uint32_t));
+        r->index_vals = xcalloc(ncap, sizeof(uint32_t));
+        r->index_mask = ncap - 1;
+        for (size_t i = 0; ok && i < cap; i++)
+            if (ov[i]) {
+                size_t h = id_home(r, ok[i]);
+                while (r->index_vals[h])
+                    h = (h + 1) & r->index_mask;
+                r->index_keys[h] = ok[i];
+                r->index_vals[h] = ov[i];
+            }
+        free(ok);
+        free(ov);
+    }
+    size_t h = id_home(r, id);
+    while (r->index_vals[h])
+        h = (h + 1) & r->index_mask;
+    r->index_keys[h] = id;
+    r->index_vals[h] = val;
+}
+
+const char *recording_string(const struct recording *r, uint32_t n)
+{
+    return n && n <= r->nstrings ? r->strings[n] : NULL;
+}
+
+struct caps {
+    size_t strings, frames, stacks, stack_frames, samples, deltas, pdeltas;
+};
+
+static bool get_string_no(struct cur *c, const struct recording *r, uint32_t *out)
+{
+    uint64_t n = get_var(c);
+    if (n > r->nstrings)
+        return false;
+    *out = (uint32_t)n;
+    return true;
+}
+
+static int parse_record(struct recording *r, struct caps *cap, uint8_t tag, struct cur *c,
+                        bool *have_header, char *why, size_t len)
+{
+    switch (tag) {
+    case 'H': {
+        uint64_t version = get_var(c), interval = get_var(c), pid = get_var(c), depth = get_var(c);
+        if (c->bad || version != 1 || interval == 0 || interval > 3600000 || pid > 0x7fffffff ||
+            depth > 65536 || *have_header) {
+            fail(why, len, "bad header");
+            return -1;
+        }
+        r->interval_ms = (unsigned)interval;
+        r->pid = (int)pid;
+        r->depth = (unsigned)depth;
+        for (int k = 0; k < 2; k++) {
+            size_t n = get_count(c);
+            if (c->bad) {
+                fail(why, len, "bad header");
+                return -1;
+            }
+            char *str = xstrndup((const char *)c->p, n);
+            c->p += n;
+            if (k == 0)
+                r->program = str;
+            else
+                r->engine = str;
+        }
+        *have_header = true;
+        return 0;
+    }
+    case 'T': {
+        size_t n = (size_t)(c->end - c->p);
+        if (memchr(c->p, 0, n)) {
+            fail(why, len, "string %zu holds a NUL byte", r->nstrings + 1);
+            return -1;
+        }
+        r->strings = grow(r->strings, &cap->strings, r->nstrings + 2, sizeof(char *));
+        r->strings[++r->nstrings] = xstrndup((const char *)c->p, n);
+        c->p = c->end;
+        return 0;
+    }
+    case 'F': {
+        struct rec_frame f = { 0 };
+        f.pc = get_var(c);
+        bool ok = get_string_no(c, r, &f.module);
+        f.offset = get_var(c);
+        ok = ok && get_string_no(c, r, &f.function) && get_string_no(c, r, &f.file);
+        uint64_t line = get_var(c), flags = get_var(c);
+        if (c->bad || !ok || line > UINT32_MAX || flags > 3) {
+            fail(why, len, "bad frame %zu", r->nframes + 1);
+            return -1;
+        }
+        f.line = (uint32_t)line;
+        f.inlined = flags & 1;
+        f.tail_call = (flags & 2) != 0;
+        r->frames = grow(r->frames, &cap->frames, r->nframes + 1, sizeof(*r->frames));
+        r->frames[r->nframes++] = f;
+        return 0;
+    }
+    case 'K': {
+        uint64_t id = get_var(c);
+        size_t n = get_count(c);
+        if (c->bad || id == 0 || id > UINT32_MAX || n > MAX_FRAMES_PER_STACK ||
+            stack_index(r, (uint32_t)id)) {
+            fail(why, len, "bad stack definition (id %llu)", (unsigned long long)id);
+            return -1;
+        }
+        r->stack_frames = grow(r->stack_frames, &cap->stack_frames, r->nstack_frames + n,
+                               sizeof(uint32_t));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t fno = get_var(c);
+            if (c->bad || fno == 0 || fno > r->nframes) {
+                fail(why, len, "stack %llu: bad frame number", (unsigned long long)id);
+                return -1;
+            }
+            r->stack_frames[r->nstack_frames + i] = (uint32_t)(fno - 1);
+        }
+        r->stacks = grow(r->stacks, &cap->stacks, r->nstacks + 1, sizeof(*r->stacks));
+        r->stacks[r->nstacks] = (struct rec_stack){ (uint32_t)id, (uint32_t)n, r->nstack_frames };
+        r->nstack_frames += n;
+        index_put(r, (uint32_t)id, (uint32_t)r->nstacks + 1);
+        r->nstacks++;
+        return 0;
+    }
+    case 'S':
+    case 'P': {
+        bool peak = tag == 'P';
+        struct rec_sample s = { 0 };
+        if (peak) {
+            if (!r->nsamples || r->samples[r->nsamples - 1].has_peak) {
+                fail(why, len, "a peak without its sample");
+                return -1;
+            }
+            s = r->samples[r->nsamples - 1];
+            s.has_peak = true;
+            s.peak_bytes = get_var(c);
+            s.peak_blocks = get_var(c);
+            s.peak_us = get_var(c);
+            s.pdelta0 = r->npdeltas;
+        } else {
+            uint64_t dt = get_var(c);
+            uint64_t before = r->nsamples ? r->samples[r->nsamples - 1].us : 0;
+            if (dt > UINT64_MAX / 2 - before) {
+                c->bad = true;
+            }
+            s.us = before + dt;
+            uint64_t nt = get_var(c);
+            if (nt < RECORD_TOTALS || nt > 64)
+                c->bad = true;
+            for (uint64_t i = 0; i < nt && !c->bad; i++) {
+                uint64_t d = get_delta(c);
+                if (i < RECORD_TOTALS)
+                    s.d[i] = d;
+            }
+            s.delta0 = r->ndeltas;
+        }
+        size_t n = get_count(c);
+        if (c->bad) {
+            fail(why, len, "bad %s record", peak ? "peak" : "sample");
+            return -1;
+        }
+        uint64_t id = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t step = get_var(c);
+            id += step;
+            uint32_t idx = (c->bad || (i && !step) || id > UINT32_MAX) ? 0 : stack_index(r, (uint32_t)id);
+            if (!idx) {
+                fail(why, len, "%s record: stack id %llu not defined", peak ? "peak" : "sample",
+                     (unsigned long long)id);
+                return -1;
+            }
+            if (peak) {
+                r->pdeltas = grow(r->pdeltas, &cap->pdeltas, r->npdeltas + 1, sizeof(*r->pdeltas));
+                struct rec_pdelta *d = &r->pdeltas[r->npdeltas++];
+                d->stack = idx - 1;
+                d->bytes = get_delta(c);
+                d->blocks = get_delta(c);
+            } else {
+                r->deltas = grow(r->deltas, &cap->deltas, r->ndeltas + 1, sizeof(*r->deltas));
+                struct rec_delta *d = &r->deltas[r->ndeltas++];
+                d->stack = idx - 1;
+                for (int k = 0; k < RECORD_STACK_FIELDS; k++)
+                    d->d[k] = get_delta(c);
+            }
+            if (c->bad) {
+                fail(why, len, "truncated %s record", peak ? "peak" : "sample");
+                return -1;
+            }
+        }
+        if (peak) {
+            s.npdelta = n;
+            r->samples[r->nsamples - 1] = s;
+        } else {
+            s.ndelta = n;
+            r->samples = grow(r->samples, &cap->samples, r->nsamples + 1, sizeof(*r->samples));
+            r->samples[r->nsamples++] = s;
+        }
+        return 0;
+    }
+    default:
+        c->p = c->end;   /* a later version's record: skipped */
+        return 0;
+    }
+}
+
+int recording_parse(const uint8_t *data, size_t len, struct recording *r, char *why, size_t whylen)
+{
+    memset(r, 0, sizeof(*r));
+    struct caps cap = { 0 };
+    if (len < RECORD_MAGIC_LEN || memcmp(data, RECORD_MAGIC, RECORD_MAGIC_LEN) != 0) {
+        fail(why, whylen, "not a memtrace recording");
+        return -1;
+    }
+    r->strings = grow(NULL, &cap.strings, 1, sizeof(char *));
+    r->strings[0] = NULL;
+    r->stacks = grow(NULL, &cap.stacks, 1, sizeof(*r->stacks));
+    r->stacks[0] = (struct rec_stack){ 0, 0, 0 };
+    r->nstacks = 1;
+    struct cur c = { data + RECORD_MAGIC_LEN, data + len, false };
+    bool have_header = false;
+    while (c.p < c.end) {
+        size_t at = (size_t)(c.p - data);
+        uint8_t tag = *c.p++;
+        size_t n = get_count(&c);
+        if (c.bad) {
+            fail(why, whylen, "truncated record at byte %zu", at);
+            goto bad;
+        }
+        if (tag != 'H' && !have_header) {
+            fail(why, whylen, "no header");
+            goto bad;
+        }
+        struct cur rc = { c.p, c.p + n, false };
+        c.p += n;
+        char sub[200];
+        if (parse_record(r, &cap, tag, &rc, &have_header, sub, sizeof(sub)) < 0) {
+            fail(why, whylen, "record at byte %zu: %s", at, sub);
+            goto bad;
+        }
+        if (rc.bad || rc.p != rc.end) {
+            fail(why, whylen, "record at byte %zu: its length does not match its contents", at);
+            goto bad;
+        }
+    }
+    if (!have_header) {
+        fail(why, whylen, "no header");
+        goto bad;
+    }
+    return 0;
+bad:
+    recording_free(r);
+    return -1;
+}
+
+void recording_free(struct recording *r)
+{
+    for (size_t i = 1; i <= r->nstrings; i++)
+        free(r->strings[i]);
+    free(r->strings);
+    free(r->program);
+    free(r->engine);
+    free(r->frames);
+    free(r->stacks);
+    free(r->stack_frames);
+    free(r->samples);
+    free(r->deltas);
+    free(r->pdeltas);
+    free(r->index_keys);
+    free(r->index_vals);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,463 @@
+/* --record FILE: writing (record.h says the format). */
+#include "target/record/record.h"
+
+#include "shared/log.h"
+#include "shared/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct buf {
+    uint8_t *p;
+    size_t n, cap;
+};
+
+static void buf_need(struct buf *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + more)
+        cap *= 2;
+    b->p = xrealloc(b->p, cap);
+    b->cap = cap;
+}
+
+static void put_byte(struct buf *b, uint8_t v)
+{
+    buf_need(b, 1);
+    b->p[b->n++] = v;
+}
+
+static void put_var(struct buf *b, uint64_t v)
+{
+    buf_need(b, 10);
+    while (v >= 0x80) {
+        b->p[b->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (uint8_t)v;
+}
+
+/* A wrapping difference, zigzag-coded: small either way. */
+static void put_delta(struct buf *b, uint64_t now, uint64_t before)
+{
+    int64_t d = (int64_t)(now - before);
+    put_var(b, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+}
+
+static void put_bytes(struct buf *b, const void *p, size_t n)
+{
+    put_var(b, n);
+    buf_need(b, n);
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+/* A record: tag, length, payload. */
+static void put_record(struct buf *out, uint8_t tag, const struct buf *payload)
+{
+    put_byte(out, tag);
+    put_bytes(out, payload->p, payload->n);
+}
+
+/* Interned byte strings -> numbers (strings and frame tuples). */
+struct intern {
+    char **keys;
+    size_t *lens;
+    uint32_t *vals;
+    size_t mask, used;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const uint8_t *s = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void intern_grow(struct intern *t)
+{
+    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+    struct intern g = { xcalloc(cap, sizeof(char *)), xcalloc(cap, sizeof(size_t)),
+                        xcalloc(cap, sizeof(uint32_t)), cap - 1, t->used };
+    for (size_t i = 0; t->mask && i <= t->mask; i++) {
+        if (!t->keys[i])
+            continue;
+        size_t h = hash_bytes(t->keys[i], t->lens[i]) & g.mask;
+        while (g.keys[h])
+            h = (h + 1) & g.mask;
+        g.keys[h] = t->keys[i];
+        g.lens[h] = t->lens[i];
+        g.vals[h] = t->vals[i];
+    }
+    free(t->keys);
+    free(t->lens);
+    free(t->vals);
+    *t = g;
+}
+
+/* The number of key, or 0 after inserting it as `next` (*fresh = true). */
+static uint32_t intern_get(struct intern *t, const void *key, size_t len, uint32_t next, bool *fresh)
+{
+    if ((t->used + 1) * 4 > (t->mask + 1) * 3 || !t->mask)
+        intern_grow(t);
+    size_t h = hash_bytes(key, len) & t->mask;
+    while (t->keys[h]) {
+        if (t->lens[h] == len && memcmp(t->keys[h], key, len) == 0) {
+            *fresh = false;
+            return t->vals[h];
+        }
+        h = (h + 1) & t->mask;
+    }
+    t->keys[h] = xmalloc(len ? len : 1);
+    memcpy(t->keys[h], key, len);
+    t->lens[h] = len;
+    t->vals[h] = next;
+    t->used++;
+    *fresh = true;
+    return next;
+}
+
+static void intern_free(struct intern *t)
+{
+    for (size_t i = 0; t->mask && i <= t->mask; i++)
+        free(t->keys[i]);
+    free(t->keys);
+    free(t->lens);
+    free(t->vals);
+}
+
+struct shadow {
+    struct stack_totals t;
+    uint64_t peak_bytes, peak_blocks;
+    bool defined;
+};
+
+struct recorder {
+    FILE *f;
+    char *path;
+    bool failed, full;
+    uint64_t written, max, samples;
+    uint64_t stage_mark;        /* the interval doubles when written passes it */
+    unsigned interval_ms;
+    bool started;
+    double interval, last_offer;
+    bool offered;
+    uint64_t last_us;
+    uint64_t totals[RECORD_TOTALS];
+    uint64_t peak_bytes, peak_blocks, peak_us;
+    struct shadow *sh;
+    uint32_t nsh;
+    struct intern strings, frames;
+    uint32_t nstrings, nframes;
+    struct buf out, tmp, list;
+};
+
+static void emit(struct recorder *r, const struct buf *b)
+{
+    if (r->failed || !b->n)
+        return;
+    if (fwrite(b->p, 1, b->n, r->f) != b->n || fflush(r->f) != 0) {
+        mt_warn("--record: writing %s: %s; recording stops", r->path, strerror(errno));
+        r->failed = true;
+        return;
+    }
+    r->written += b->n;
+}
+
+struct recorder *recorder_open(const char *path, unsigned interval_ms, uint64_t max_bytes,
+                               char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct recorder *r = xcalloc(1, sizeof(*r));
+    r->f = f;
+    r->path = xstrdup(path);
+    r->interval_ms = interval_ms ? interval_ms : 100;
+    r->interval = r->interval_ms / 1000.0;
+    r->max = max_bytes ? max_bytes : 64ull << 20;
+    r->stage_mark = r->max / 2;
+    return r;
+}
+
+void recorder_start(struct recorder *r, int pid, unsigned depth, const char *program,
+                    const char *engine)
+{
+    struct buf *h = &r->tmp;
+    h->n = 0;
+    put_var(h, 1);
+    put_var(h, r->interval_ms);
+    put_var(h, (uint64_t)(pid < 0 ? 0 : pid));
+    put_var(h, depth);
+    const char *p = program ? program : "";
+    const char *e = engine ? engine : "";
+    put_bytes(h, p, strlen(p));
+    put_bytes(h, e, strlen(e));
+    r->out.n = 0;
+    buf_need(&r->out, RECORD_MAGIC_LEN);
+    memcpy(r->out.p, RECORD_MAGIC, RECORD_MAGIC_LEN);
+    r->out.n = RECORD_MAGIC_LEN;
+    put_record(&r->out, 'H', h);
+    emit(r, &r->out);
+    r->started = true;
+}
+
+/* The number of string s, written to r->out first when new; 0 for NULL. */
+static uint32_t string_no(struct recorder *r, const char *s)
+{
+    if (!s)
+        return 0;
+    bool fresh;
+    size_t len = strlen(s);
+    uint32_t n = intern_get(&r->strings, s, len, r->nstrings + 1, &fresh);
+    if (fresh) {
+        r->nstrings++;
+        struct buf pl = { 0 };
+        buf_need(&pl, len + 1);
+        memcpy(pl.p, s, len);
+        pl.n = len;
+        /* the record's payload is the bytes themselves */
+        put_byte(&r->out, 'T');
+        put_bytes(&r->out, pl.p, pl.n);
+        free(pl.p);
+    }
+    return n;
+}
+
+static uint32_t frame_no(struct recorder *r, const struct report_frame *f)
+{
+    struct buf k = { 0 };
+    put_var(&k, f->pc);
+    put_var(&k, string_no(r, f->module));
+    put_var(&k, f->offset);
+    put_var(&k, string_no(r, f->function));
+    put_var(&k, string_no(r, f->file));
+    put_var(&k, f->line);
+    put_var(&k, (uint64_t)(f->inlined ? 1 : 0) | (f->tail_call ? 2 : 0));
+    bool fresh;
+    uint32_t n = intern_get(&r->frames, k.p, k.n, r->nframes + 1, &fresh);
+    if (fresh) {
+        r->nframes++;
+        put_record(&r->out, 'F', &k);
+    }
+    free(k.p);
+    return n;
+}
+
+/* Writes the 'K' of a stack (and its new frames and strings) to r->out. */
+static void define_stack(struct recorder *r, const struct report_source *src, uint32_t id)
+{
+    struct report_source all = *src;
+    all.max_frames = 0;     /* every frame: --depth applies at replay */
+    struct report_frames it;
+    struct report_frame f;
+    uint32_t nos[1024];
+    unsigned n = 0;
+    report_frames_begin(&it, &all, id);
+    while (n < sizeof(nos) / sizeof(nos[0]) && report_frames_next(&it, &f))
+        nos[n++] = frame_no(r, &f);
+    struct buf k = { 0 };
+    put_var(&k, id);
+    put_var(&k, n);
+    for (unsigned i = 0; i < n; i++)
+        put_var(&k, nos[i]);
+    put_record(&r->out, 'K', &k);
+    free(k.p);
+}
+
+static void grow_shadow(struct recorder *r, uint32_t limit)
+{
+    if (limit <= r->nsh)
+        return;
+    uint32_t cap = r->nsh ? r->nsh : 256;
+    while (cap < limit)
+        cap = cap > UINT32_MAX / 2 ? limit : cap * 2;
+    r->sh = xreallocarray(r->sh, cap, sizeof(*r->sh));
+    memset(r->sh + r->nsh, 0, (size_t)(cap - r->nsh) * sizeof(*r->sh));
+    r->nsh = cap;
+}
+
+static bool same_totals(const struct stack_totals *a, const struct stack_totals *b)
+{
+    return a->bytes_in_use == b->bytes_in_use && a->blocks_in_use == b->blocks_in_use &&
+           a->allocs == b->allocs && a->bytes_allocated == b->bytes_allocated &&
+           a->temporary == b->temporary;
+}
+
+static void totals_array(const struct heap_totals *t, uint64_t out[RECORD_TOTALS])
+{
+    const uint64_t v[RECORD_TOTALS] = {
+        t->in_use_bytes, t->in_use_blocks, t->allocs, t->frees, t->bytes_allocated,
+        t->mapped_bytes, t->mapped_regions, t->maps_recorded, t->replaced_blocks, t->temporary,
+    };
+    memcpy(out, v, sizeof(v));
+}
+
+static uint64_t to_us(double seconds)
+{
+    return seconds <= 0 ? 0 : (uint64_t)(seconds * 1e6 + 0.5);
+}
+
+void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force)
+{
+    if (!r || !r->started || r->failed || r->full || !src->books)
+        return;
+    if (!force && r->offered && seconds - r->last_offer < r->interval)
+        return;
+    r->offered = true;
+    r->last_offer = seconds;
+
+    const struct heap_books *b = src->books;
+    struct heap_totals ht;
+    heap_get_totals(b, &ht);
+    uint64_t tot[RECORD_TOTALS];
+    totals_array(&ht, tot);
+    uint32_t limit = heap_stack_id_limit(b);
+    grow_shadow(r, limit);
+
+    r->out.n = 0;
+    r->list.n = 0;
+    /* the stacks that changed */
+    size_t nchanged = 0;
+    uint32_t prev_id = 0;
+    for (uint32_t id = 0; id < limit; id++) {
+        struct stack_totals t;
+        heap_get_stack_totals(b, id, &t);
+        struct shadow *s = &r->sh[id];
+        if (same_totals(&t, &s->t))
+            continue;
+        if (!s->defined && id) {
+            define_stack(r, src, id);
+            s->defined = true;
+        }
+        put_var(&r->list, id - prev_id);
+        prev_id = id;
+        put_delta(&r->list, t.bytes_in_use, s->t.bytes_in_use);
+        put_delta(&r->list, t.blocks_in_use, s->t.blocks_in_use);
+        put_delta(&r->list, t.allocs, s->t.allocs);
+        put_delta(&r->list, t.bytes_allocated, s->t.bytes_allocated);
+        put_delta(&r->list, t.temporary, s->t.temporary);
+        nchanged++;
+    }
+    struct heap_peak pk;
+    heap_get_peak(b, &pk);
+    uint64_t pk_us = to_us(pk.seconds);
+    bool peak_moved = pk.bytes != r->peak_bytes || pk.blocks != r->peak_blocks || pk_us != r->peak_us;
+    if (!nchanged && !peak_moved && memcmp(tot, r->totals, sizeof(tot)) == 0)
+        return;     /* nothing to say */
+
+    uint64_t us = to_us(seconds);
+    if (us < r->last_us)
+        us = r->last_us;
+    struct buf *pl = &r->tmp;
+    pl->n = 0;
+    put_var(pl, us - r->last_us);
+    put_var(pl, RECORD_TOTALS);
+    for (int i = 0; i < RECORD_TOTALS; i++)
+        put_delta(pl, tot[i], r->totals[i]);
+    put_var(pl, nchanged);
+    buf_need(pl, r->list.n);
+    memcpy(pl->p + pl->n, r->list.p, r->list.n);
+    pl->n += r->list.n;
+    put_record(&r->out, 'S', pl);
+
+    if (peak_moved) {
+        pl->n = 0;
+        r->list.n = 0;
+        size_t np = 0;
+        prev_id = 0;
+        for (uint32_t id = 0; id < limit; id++) {
+            struct stack_totals t;
+            heap_get_stack_peak(b, id, &t);
+            struct shadow *s = &r->sh[id];
+            if (t.bytes_in_use == s->peak_bytes && t.blocks_in_use == s->peak_blocks)
+                continue;
+            if (!s->defined && id) {
+                define_stack(r, src, id);
+                s->defined = true;
+            }
+            put_var(&r->list, id - prev_id);
+            prev_id = id;
+            put_delta(&r->list, t.bytes_in_use, s->peak_bytes);
+            put_delta(&r->list, t.blocks_in_use, s->peak_blocks);
+            np++;
+        }
+        put_var(pl, pk.bytes);
+        put_var(pl, pk.blocks);
+        put_var(pl, pk_us);
+        put_var(pl, np);
+        buf_need(pl, r->list.n);
+        memcpy(pl->p + pl->n, r->list.p, r->list.n);
+        pl->n += r->list.n;
+        put_record(&r->out, 'P', pl);
+    }
+
+    if (r->written + r->out.n > r->max) {
+        mt_warn("--record: %s reached its %llu bytes: recording stops at %.3f s", r->path,
+                (unsigned long long)r->max, seconds);
+        r->full = true;
+        return;
+    }
+    emit(r, &r->out);
+    if (r->failed)
+        return;
+    r->samples++;
+    r->last_us = us;
+    memcpy(r->totals, tot, sizeof(tot));
+    /* the shadows now say what the file says */
+    for (uint32_t id = 0; id < limit; id++) {
+        struct shadow *s = &r->sh[id];
+        struct stack_totals t;
+        heap_get_stack_totals(b, id, &t);
+        s->t = t;
+        if (peak_moved) {
+            heap_get_stack_peak(b, id, &t);
+            s->peak_bytes = t.bytes_in_use;
+            s->peak_blocks = t.blocks_in_use;
+        }
+    }
+    r->peak_bytes = pk.bytes;
+    r->peak_blocks = pk.blocks;
+    r->peak_us = pk_us;
+    /* past half of what was left: half the resolution */
+    if (r->written >= r->stage_mark) {
+        r->interval *= 2;
+        r->stage_mark = r->written + (r->max - r->written) / 2;
+    }
+}
+
+uint64_t recorder_bytes(const struct recorder *r)
+{
+    return r ? r->written : 0;
+}
+
+uint64_t recorder_samples(const struct recorder *r)
+{
+    return r ? r->samples : 0;
+}
+
+int recorder_close(struct recorder *r)
+{
+    if (!r)
+        return 0;
+    int rc = r->failed ? -1 : 0;
+    if (fclose(r->f) != 0)
+        rc = -1;
+    intern_free(&r->strings);
+    intern_free(&r->frames);
+    free(r->sh);
+    free(r->out.p);
+    free(r->tmp.p);
+    free(r->list.p);
+    free(r->path);
+    free(r);
+    return rc;
+}
