@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Checks memtrace's HTML report as Chromium drew it (report_html_chromium.sh).
 
-    report_html_check.py page PAGE JSON FOLDED DOM_INUSE DOM_ALLOCS DOM_ALLOCATED DOM_PEAK
+    report_html_check.py page PAGE JSON FOLDED DOM_INUSE DOM_ALLOCS DOM_PEAK
     report_html_check.py oracle DOM_INUSE FOLDED ORACLE_SVG
 
-page: the figures drawn in the DOM (chart, flame graph in four measures,
+page: the figures drawn in the DOM (chart, flame graph in three measures,
 cards, tables) against the JSON report and the folded stacks of the same
 deterministic program, and the page's escaping.
 oracle: the flame graph's frames against those that the npm package
@@ -142,7 +142,7 @@ def label(f):
     return '0x%x' % int(f['pc'], 16)
 
 
-def check_page(page_path, json_path, folded_path, dom_inuse, dom_allocs, dom_allocated, dom_peak):
+def check_page(page_path, json_path, folded_path, dom_inuse, dom_allocs, dom_peak):
     r = json.load(open(json_path))
     raw = open(page_path, encoding='utf-8').read()
     heap, peak = r['heap'], r['peak']
@@ -238,7 +238,6 @@ def check_page(page_path, json_path, folded_path, dom_inuse, dom_allocs, dom_all
 
     # The other measures: their totals, and at the peak every frame.
     for path, mode, want_total in ((dom_allocs, 'allocations', heap['allocs']),
-                                   (dom_allocated, 'bytes allocated', heap['bytes_allocated']),
                                    (dom_peak, 'at the peak', peak['bytes'])):
         d = Dom(open(path, encoding='utf-8').read())
         if d.by_id['mt-flame'].get('data-mode') != mode:
@@ -315,7 +314,7 @@ def check_oracle(dom_inuse, folded_path, svg_path):
 
 
 if __name__ == '__main__':
-    if sys.argv[1] == 'page' and len(sys.argv) == 9:
+    if sys.argv[1] == 'page' and len(sys.argv) == 8:
         check_page(*sys.argv[2:])
     elif sys.argv[1] == 'oracle' and len(sys.argv) == 5:
         check_oracle(*sys.argv[2:])

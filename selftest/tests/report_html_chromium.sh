@@ -8,9 +8,8 @@
 #     the curve's highest point, and the curve ends at the bytes in use;
 #   - the flame graph of bytes in use has exactly the folded report's
 #     frames, each as wide as its share (root: the bytes in use); the
-#     address #flame=allocs|allocated|peak switches the measure (root: the
-#     JSON's allocs, bytes allocated, peak; at the peak every frame equals
-#     the JSON peak stacks);
+#     address #flame=allocs|peak switches the measure (root: the JSON's
+#     allocs, peak; at the peak every frame equals the JSON peak stacks);
 #   - cards, peak, top stacks and the leak summary (-a) show the JSON's
 #     figures; C++ names (< > &) are escaped in the file, whole in the DOM;
 #   - the page loads nothing: no URL or src= in the file, and Chromium's
@@ -47,11 +46,11 @@ browse() {
 }
 url="file://$MT_TMP/page.html"
 browse --log-net-log="$MT_TMP/net.json" --dump-dom "$url" >dom-inuse.html || fail "chromium failed: $(tail -3 chromium.log)"
-for m in allocs allocated peak; do
+for m in allocs peak; do
     browse --dump-dom "$url#flame=$m" >"dom-$m.html" || fail "chromium failed ($m)"
 done
 python3 "$MT_ROOT/selftest/tests/report_html_check.py" page page.html report.json report.folded \
-    dom-inuse.html dom-allocs.html dom-allocated.html dom-peak.html || fail "the page as drawn differs"
+    dom-inuse.html dom-allocs.html dom-peak.html || fail "the page as drawn differs"
 
 # What the page itself asked of the network: requests whose isolation key
 # is the page's (file://); Chromium's own requests have none.
@@ -133,11 +132,14 @@ assert last and int(last.group(1)) == in_use, ('chart end', last and last.group(
 print('console page: flame graph and chart end at %d bytes in use, as status says' % in_use)
 PY
 
-browse --screenshot="$MT_TMP/report-html.png" "$url" >/dev/null || fail "chromium failed (screenshot)"
-python3 - report-html.png <<'PY' || fail "the screenshot is not a 1280x1600 PNG"
+# The screenshot: the top of the page (cards, chart, flame graph, top
+# stacks), every compositor stage done before the capture.
+browse --window-size=1280,1180 --run-all-compositor-stages-before-draw \
+    --screenshot="$MT_TMP/report-html.png" "$url" >/dev/null || fail "chromium failed (screenshot)"
+python3 - report-html.png <<'PY' || fail "the screenshot is not a 1280x1180 PNG"
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
-assert b[:8] == b'\x89PNG\r\n\x1a\n' and struct.unpack('>II', b[16:24]) == (1280, 1600), b[:24]
+assert b[:8] == b'\x89PNG\r\n\x1a\n' and struct.unpack('>II', b[16:24]) == (1280, 1180), b[:24]
 PY
 end=$(date +%s%N)
 echo "screenshot: $(stat -c %s report-html.png) bytes; the test took $(((end - start) / 1000000)) ms"

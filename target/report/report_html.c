@@ -120,7 +120,7 @@ static void put_head(FILE *out, const struct report_source *src)
             REPORT_HTML_CSS);
 }
 
-static void put_summary(FILE *out, const struct report_source *src)
+static void put_summary(FILE *out, const struct report_source *src, double now)
 {
     struct heap_totals t;
     struct heap_peak p;
@@ -131,7 +131,7 @@ static void put_summary(FILE *out, const struct report_source *src)
     fprintf(out, "</span></h1><p>pid %d", src->pid);
     if (src->engine)
         fprintf(out, " · engine %s", src->engine);
-    fprintf(out, " · %.3f s of trace · memtrace ", heap_seconds(src->books));
+    fprintf(out, " · %.3f s of trace · memtrace ", now);
     report_html_text(out, version_release());
     fputs("</p></header>\n<section class=\"cards\">\n", out);
     card(out, "card-inuse", "In use", t.in_use_bytes, true, "%" PRIu64 " blocks", t.in_use_blocks);
@@ -342,8 +342,10 @@ void report_write_html(FILE *out, const struct report_source *src, const struct 
     /* report_collect cut the list to --top already; with no --top the
      * tables keep to the default (the flame graph has every stack). */
     size_t shown = top ? top : HTML_TOP_DEFAULT;
+    /* Naming the stacks takes time: the page is of this moment. */
+    double now = heap_seconds(src->books);
     put_head(out, src);
-    put_summary(out, src);
+    put_summary(out, src, now);
     put_drawings(out);
     put_top(out, src, st, n, shown);
     put_peak(out, src, shown);
@@ -358,6 +360,6 @@ void report_write_html(FILE *out, const struct report_source *src, const struct 
     fputs(". Everything is in this file; it loads nothing.</footer>\n"
           "<script id=\"mt-data\" type=\"application/json\">",
           out);
-    report_html_write_data(out, src);
+    report_html_write_data(out, src, now);
     fprintf(out, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", REPORT_HTML_JS);
 }

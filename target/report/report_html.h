@@ -13,8 +13,9 @@
  * without folded's character substitutions). */
 void report_html_frame_label(char *buf, size_t len, const struct report_frame *f);
 
-/* The page's JSON data (see report_html_data.c), safe inside <script>. */
-void report_html_write_data(FILE *out, const struct report_source *src);
+/* The page's JSON data (see report_html_data.c), safe inside <script>;
+ * now: heap_seconds() when the report began. */
+void report_html_write_data(FILE *out, const struct report_source *src, double now);
 
 /* s as HTML text or attribute value: & < > " ' as entities, control
  * characters as '?', invalid UTF-8 as U+FFFD. */

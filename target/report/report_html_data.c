@@ -114,7 +114,7 @@ static void put_stack(FILE *out, const struct report_source *src, struct names *
     fputs("]]", out);
 }
 
-static void put_data(FILE *out, const struct report_source *src)
+static void put_data(FILE *out, const struct report_source *src, double now)
 {
     struct heap_totals t;
     struct heap_peak p;
@@ -125,7 +125,7 @@ static void put_data(FILE *out, const struct report_source *src)
             ",\"in_use_blocks\":%" PRIu64 ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
             ",\"bytes_allocated\":%" PRIu64 ",\"temporary\":%" PRIu64 "},\n"
             "\"peak\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"seconds\":%.6f},\n",
-            src->pid, heap_seconds(src->books), t.in_use_bytes, t.in_use_blocks, t.allocs,
+            src->pid, now, t.in_use_bytes, t.in_use_blocks, t.allocs,
             t.frees, t.bytes_allocated, t.temporary, p.bytes, p.blocks, p.seconds);
 
     size_t ns = 0;
@@ -144,12 +144,12 @@ static void put_data(FILE *out, const struct report_source *src)
     bool first = true;
     uint32_t limit = heap_stack_id_limit(src->books);
     for (uint32_t id = 0; id < limit; id++) {
-        struct stack_totals now, peak;
-        heap_get_stack_totals(src->books, id, &now);
+        struct stack_totals cur, peak;
+        heap_get_stack_totals(src->books, id, &cur);
         heap_get_stack_peak(src->books, id, &peak);
-        if (!now.allocs && !now.blocks_in_use && !peak.blocks_in_use)
+        if (!cur.allocs && !cur.blocks_in_use && !peak.blocks_in_use)
             continue;
-        put_stack(out, src, &names, id, &now, &peak, &idx, &cap, first);
+        put_stack(out, src, &names, id, &cur, &peak, &idx, &cap, first);
         first = false;
     }
     free(idx);
@@ -162,7 +162,7 @@ static void put_data(FILE *out, const struct report_source *src)
     names_free(&names);
 }
 
-void report_html_write_data(FILE *out, const struct report_source *src)
+void report_html_write_data(FILE *out, const struct report_source *src, double now)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -171,7 +171,7 @@ void report_html_write_data(FILE *out, const struct report_source *src)
         fputs("{}", out);
         return;
     }
-    put_data(mem, src);
+    put_data(mem, src, now);
     if (fclose(mem) != 0) {
         free(buf);
         fputs("{}", out);
