@@ -11,7 +11,7 @@
  * Frame names are interned (a stack shares most of its frames with
  * others).  Nothing the target supplies can end the script element: every
  * '<', '>' and '&' of the JSON text becomes a \u escape (outside strings
- * JSON has none of them). */
+ * JSON has none of them), and so does DEL, a control character to HTML. */
 #include "target/report/report_html.h"
 
 #include "shared/xalloc.h"
@@ -20,10 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Interned frame names: open addressing, FNV-1a, at most half full. */
+/* Interned frame names: open addressing, FNV-1a, at most half full (the
+ * names array holds half as many as there are slots). */
 struct names {
     char **by_index;
-    size_t count, cap_index;
+    size_t count;
     uint32_t *slots;            /* index + 1; 0: empty */
     size_t mask;
 };
@@ -49,6 +50,7 @@ static void names_grow(struct names *t)
     free(t->slots);
     t->slots = slots;
     t->mask = cap - 1;
+    t->by_index = xreallocarray(t->by_index, cap / 2, sizeof(*t->by_index));
 }
 
 static uint32_t names_intern(struct names *t, const char *s)
@@ -59,10 +61,6 @@ static uint32_t names_intern(struct names *t, const char *s)
     for (; t->slots[j]; j = (j + 1) & t->mask)
         if (strcmp(t->by_index[t->slots[j] - 1], s) == 0)
             return t->slots[j] - 1;
-    if (t->count == t->cap_index) {
-        t->cap_index = t->cap_index ? t->cap_index * 2 : 1024;
-        t->by_index = xreallocarray(t->by_index, t->cap_index, sizeof(*t->by_index));
-    }
     t->by_index[t->count] = xstrdup(s);
     t->slots[j] = (uint32_t)t->count + 1;
     return (uint32_t)t->count++;
@@ -185,6 +183,8 @@ void report_html_write_data(FILE *out, const struct report_source *src, double n
             fputs("\\u003e", out);
         else if (c == '&')
             fputs("\\u0026", out);
+        else if (c == 0x7f)
+            fputs("\\u007f", out); /* a control character of HTML */
         else
             fputc(c, out);
     }
