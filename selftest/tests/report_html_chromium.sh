@@ -30,7 +30,7 @@ prog="$MT_PROGS/html_curve"
 cd "$MT_TMP" || fail "no scratch directory"
 start=$(date +%s%N)
 
-"$MEMTRACE" -q -a --format html -o page.html "$prog" >/dev/null || fail "memtrace --format html failed"
+"$MEMTRACE" -q -a --record-interval 20 --format html -o page.html "$prog" >/dev/null || fail "memtrace --format html failed"
 "$MEMTRACE" -q -a -j -o report.json "$prog" >/dev/null || fail "memtrace -j failed"
 "$MEMTRACE" -q --format folded -o report.folded "$prog" >/dev/null || fail "memtrace --format folded failed"
 

@@ -342,8 +342,17 @@ void report_write_html(FILE *out, const struct report_source *src, const struct 
     /* report_collect cut the list to --top already; with no --top the
      * tables keep to the default (the flame graph has every stack). */
     size_t shown = top ? top : HTML_TOP_DEFAULT;
-    /* Naming the stacks takes time: the page is of this moment. */
+    /* Naming the stacks takes time: the page is of this moment, and never
+     * before its last sample or the peak (a replay's books are new). */
     double now = heap_seconds(src->books);
+    struct heap_peak p;
+    heap_get_peak(src->books, &p);
+    if (p.bytes && p.seconds > now)
+        now = p.seconds;
+    size_t ns = 0;
+    const struct timeline_sample *s = src->timeline ? timeline_samples(src->timeline, &ns) : NULL;
+    if (ns && s[ns - 1].seconds > now)
+        now = s[ns - 1].seconds;
     put_head(out, src);
     put_summary(out, src, now);
     put_drawings(out);
