@@ -28,18 +28,7 @@ read -r _ _ _ b1 k1 <<< "${vg[1]}"
 [ "$b1 $k1" = "$((30 * 64 + 800)) 31" ] || fail "valgrind's phase 1 in use is $b1 $k1"
 untraced=$("$PROG" vgctl) || fail "untraced run failed"
 
-mkdir ctl
-console_open mt.out -q -C "$PROG" "$MT_TMP/ctl"
-cleanup() {
-    exec 3>&-
-    local pid
-    pid=$(cat "$MT_TMP/ctl/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-    kill "$CONSOLE_PID" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line mt.out '^phases: start$'
-touch ctl/go0
-wait_for_line mt.out '^phase 1$'
+phases_console mt.out -q
 
 expect_status() {   # expect_status FIGURES WHAT
     console_cmd status

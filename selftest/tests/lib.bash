@@ -138,6 +138,25 @@ console_cmd() {
     CONSOLE_REPLY=$(tail -c +$((before + 1)) "$CONSOLE_OUT" | head -n -2)
 }
 
+# phases_console OUT ARGS...: memtrace's console (console_open OUT ARGS...
+# -C phases $MT_TMP/ctl) on the phases program, returned once phase 1 is
+# done; an EXIT trap ends the program and memtrace.
+phases_console() {
+    local out=$1; shift
+    mkdir -p "$MT_TMP/ctl"
+    console_open "$out" "$@" -C "$MT_PROGS/phases" "$MT_TMP/ctl"
+    trap phases_console_end EXIT
+    wait_for_line "$out" '^phases: start$'
+    touch "$MT_TMP/ctl/go0"
+    wait_for_line "$out" '^phase 1$'
+}
+phases_console_end() {
+    exec 3>&-
+    local pid
+    pid=$(cat "$MT_TMP/ctl/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+    kill "$CONSOLE_PID" 2>/dev/null
+}
+
 # console_wait_allocs: asks `status` until memtrace has counted an
 # allocation (the program is being traced), for up to 15 s.
 console_wait_allocs() {

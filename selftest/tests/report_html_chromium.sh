@@ -101,18 +101,7 @@ fi
 
 # The console: report -f html > FILE of a live program (phases, stopped
 # after phase 1), drawn with the figures `status` gives.
-mkdir ctl
-console_open console.out -q -C "$MT_PROGS/phases" "$MT_TMP/ctl"
-cleanup() {
-    exec 3>&-
-    local pid
-    pid=$(cat "$MT_TMP/ctl/pid" 2>/dev/null) && kill "$pid" 2>/dev/null
-    kill "$CONSOLE_PID" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line console.out '^phases: start$'
-touch ctl/go0
-wait_for_line console.out '^phase 1$'
+phases_console console.out -q
 console_cmd status
 read -r _ _ _ in_use _ <<<"$(summary_figures <<<"$CONSOLE_REPLY")"
 console_cmd "report -f html > $MT_TMP/console.html"

@@ -17,8 +17,6 @@
 
 #include "shared/version.h"
 
-#include "shared/xalloc.h"
-
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -251,14 +249,6 @@ static void put_top(FILE *out, const struct report_source *src, const struct rep
     fputs("</section>\n", out);
 }
 
-static int cmp_peak_bytes(const void *pa, const void *pb)
-{
-    const struct report_stack *a = pa, *b = pb;
-    if (a->t.bytes_in_use != b->t.bytes_in_use)
-        return a->t.bytes_in_use > b->t.bytes_in_use ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
-}
-
 static void put_peak(FILE *out, const struct report_source *src, size_t shown)
 {
     struct heap_peak p;
@@ -267,27 +257,13 @@ static void put_peak(FILE *out, const struct report_source *src, size_t shown)
     fprintf(out, "<section id=\"peak\"><h2>The peak</h2>\n<p id=\"mt-peak\" data-bytes=\"%" PRIu64
                  "\">%" PRIu64 " bytes (%s) in %" PRIu64 " blocks at %.3f s</p>\n",
             p.bytes, p.bytes, human(h, sizeof(h), p.bytes), p.blocks, p.seconds);
-    uint32_t limit = heap_stack_id_limit(src->books);
-    size_t n = 0, cap = 0;
-    struct report_stack *st = NULL;
-    for (uint32_t id = 0; id < limit; id++) {
-        struct stack_totals t;
-        heap_get_stack_peak(src->books, id, &t);
-        if (!t.blocks_in_use)
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            st = xreallocarray(st, cap, sizeof(*st));
-        }
-        st[n++] = (struct report_stack){id, t};
-    }
-    if (n > 1)
-        qsort(st, n, sizeof(*st), cmp_peak_bytes);
+    size_t n;
+    struct report_stack *st = report_collect_peak(src, shown, &n);
     if (n) {
         fputs("<table class=\"stacks\"><thead><tr><th>bytes at the peak</th><th>blocks</th>"
               "<th>stack (innermost first)</th></tr></thead><tbody>\n",
               out);
-        for (size_t k = 0; k < n && k < shown; k++) {
+        for (size_t k = 0; k < n; k++) {
             fprintf(out, "<tr><td class=\"num\" data-value=\"%" PRIu64 "\">%s</td><td class=\"num\">%" PRIu64 "</td>",
                     st[k].t.bytes_in_use, human(h, sizeof(h), st[k].t.bytes_in_use),
                     st[k].t.blocks_in_use);

@@ -39,6 +39,9 @@ void report_write_misuse_json(FILE *out, const struct report_source *src);
  * members (each followed by ",\n"). */
 void report_write_peak_text(FILE *out, const struct report_source *src, size_t top);
 void report_write_peak_json(FILE *out, const struct report_source *src);
+/* Stacks with blocks at the peak, their figures then (bytes descending),
+ * at most top (0: all); caller frees. */
+struct report_stack *report_collect_peak(const struct report_source *src, size_t top, size_t *count);
 
 /* Length of the well-formed UTF-8 sequence at s (NUL-terminated), or 0;
  * then *bad is the length of the ill-formed part to replace by one U+FFFD. */

@@ -67,6 +67,11 @@ static struct report_stack *collect(const struct report_source *src, bool tempor
     return st;
 }
 
+struct report_stack *report_collect_peak(const struct report_source *src, size_t top, size_t *count)
+{
+    return collect(src, false, top, count);
+}
+
 void report_write_peak_text(FILE *out, const struct report_source *src, size_t top)
 {
     struct heap_peak p;
