@@ -29,8 +29,10 @@
  *
  * Each stack, frame and string is written once, before its first use.
  * A sample in which nothing changed is not written.  Size is bounded by
- * max_bytes: each time the file fills half of what is left, the interval
- * doubles (so each such stage lasts about as long as the first), and a
+ * max_bytes: each time the file fills half of the room left, the interval
+ * grows fourfold (samples of a busy program cost about the same whatever
+ * the interval, so each stage lasts about twice as long as the one before:
+ * with the room of the first half-hour, a day fits in five stages), and a
  * sample that would pass max_bytes ends the recording. */
 #ifndef MT_RECORD_RECORD_H
 #define MT_RECORD_RECORD_H

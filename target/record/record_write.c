@@ -44,8 +44,8 @@ static void put_var(struct buf *b, uint64_t v)
 /* A wrapping difference, zigzag-coded: small either way. */
 static void put_delta(struct buf *b, uint64_t now, uint64_t before)
 {
-    int64_t d = (int64_t)(now - before);
-    put_var(b, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    uint64_t d = now - before;
+    put_var(b, (d << 1) ^ (0 - (d >> 63)));
 }
 
 static void put_bytes(struct buf *b, const void *p, size_t n)
@@ -427,9 +427,10 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     r->peak_bytes = pk.bytes;
     r->peak_blocks = pk.blocks;
     r->peak_us = pk_us;
-    /* past half of what was left: half the resolution */
+    /* past half of the room left: a quarter of the resolution, so that
+     * each stage lasts about twice as long as the one before */
     if (r->written >= r->stage_mark) {
-        r->interval *= 2;
+        r->interval *= 4;
         r->stage_mark = r->written + (r->max - r->written) / 2;
     }
 }
