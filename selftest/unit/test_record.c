@@ -55,11 +55,16 @@ static char *report(const struct report_source *src, enum report_format fmt)
     return buf;
 }
 
+/* The number after "seconds": becomes one '#'. */
 static void mask_seconds(char *s)
 {
-    for (char *p = strstr(s, "\"seconds\": "); p; p = strstr(p + 1, "\"seconds\": "))
-        for (char *q = p + 11; *q && *q != ',' && *q != '}'; q++)
-            *q = '#';
+    for (char *p = strstr(s, "\"seconds\": "); p; p = strstr(p + 1, "\"seconds\": ")) {
+        char *q = p + 11, *e = q;
+        while (*e && *e != ',' && *e != '}')
+            e++;
+        *q = '#';
+        memmove(q + 1, e, strlen(e) + 1);
+    }
 }
 
 static char *replayed(const struct recording *r, bool at_given, double at)
@@ -149,6 +154,32 @@ int main(void)
         snaps[i] = report(&src, REPORT_JSON);
         mask_seconds(snaps[i]);
     }
+    /* an exec: new books and a new stack table (ids from 1 again, other
+     * frames), the recording goes on */
+    struct heap_books *b2 = heap_books_new();
+    struct stack_table *st2 = stack_table_new();
+    uint32_t ids2[8];
+    for (unsigned s2 = 0; s2 < 8; s2++) {
+        uint64_t pcs[2] = { 0x900000 + s2 * 0x40, 0x910003 };
+        ids2[s2] = stack_table_intern(st2, pcs, 2);
+    }
+    struct report_source src2 = src;
+    src2.books = b2;
+    src2.stacks = st2;
+    double base = times[STEPS - 1];
+    recorder_rebase(rec, base + 0.2);   /* the exec, 0.2 s after the last sample */
+    enum { STEPS2 = 30 };
+    char *snaps2[STEPS2];
+    double times2[STEPS2];
+    for (int i = 0; i < STEPS2; i++) {
+        heap_record_alloc(b2, 0x700000 + 0x100 * (uint64_t)i, 10 + (uint64_t)i, ids2[i % 8], ALLOC_MALLOC);
+        if (i % 3 == 2)
+            heap_record_free(b2, 0x700000 + 0x100 * (uint64_t)(i - 1), ALLOC_MALLOC, NULL);
+        times2[i] = base + 0.25 * (i + 1);
+        recorder_sample(rec, &src2, times2[i], true);
+        snaps2[i] = report(&src2, REPORT_JSON);
+        mask_seconds(snaps2[i]);
+    }
     CHECK(recorder_close(rec) == 0);
 
     size_t len;
@@ -167,6 +198,16 @@ int main(void)
         free(got);
     }
     CHECK(bad == 0, "%d steps differ", bad);
+    for (int i = 0; i < STEPS2; i++) {
+        char *got = replayed(&r, true, times2[i] + 0.1);
+        mask_seconds(got);
+        CHECK(strcmp(got, snaps2[i]) == 0, "after the exec, step %d: replay differs\n--- live\n%.1500s\n--- replay\n%.1500s",
+              i, snaps2[i], got);
+        free(got);
+        free(snaps2[i]);
+    }
+    heap_books_free(b2);
+    stack_table_free(st2);
 
     /* --diff: the difference of two live reports' heap figures */
     {

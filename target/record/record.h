@@ -64,9 +64,10 @@ void recorder_start(struct recorder *r, int pid, unsigned depth, const char *pro
  * interval has passed (or force) and something changed.  src->resolve
  * names the frames of stacks met for the first time. */
 void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force);
-/* The books were replaced (an exec): the stacks of the old ones go to zero
- * in the file, the new ones' stack ids are numbered after them, and their
- * clock starts at time_offset of the recording's. */
+/* The books were replaced (an exec) at time_offset: the stacks of the old
+ * ones go to zero in the file then (at least a microsecond after the last
+ * sample), the new ones' stack ids are numbered after them, and their clock
+ * starts at time_offset of the recording's. */
 void recorder_rebase(struct recorder *r, double time_offset);
 /* Bytes written so far, samples written so far. */
 uint64_t recorder_bytes(const struct recorder *r);

@@ -472,8 +472,13 @@ void recorder_rebase(struct recorder *r, double time_offset)
         put_delta(&r->list, 0, s->t.temporary);
         n++;
     }
+    /* a microsecond after the last sample at least: that one keeps the
+     * old program's last state */
+    uint64_t us = to_us(time_offset);
+    if (us <= r->last_us)
+        us = r->last_us + 1;
     pl->n = 0;
-    put_var(pl, 0);
+    put_var(pl, us - r->last_us);
     put_var(pl, RECORD_TOTALS);
     for (int i = 0; i < RECORD_TOTALS; i++)
         put_delta(pl, 0, r->totals[i]);
@@ -506,6 +511,7 @@ void recorder_rebase(struct recorder *r, double time_offset)
         return;
     }
     emit(r, &r->out);
+    r->last_us = us;
     /* the new books' ids come after every id used so far */
     uint64_t base = (uint64_t)r->id_base + r->nsh;
     r->id_base = base > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)base;
