@@ -343,6 +343,36 @@ LEAK_WALL=$(median "${lw[@]}")
 LEAK_CPU=$(median "${lc[@]}")
 LEAK_ROW="$LEAK_WALL s wall, $LEAK_CPU s CPU for $(calc "$LEAK_BYTES / 1048576" 0) MiB read against $LEAK_BLOCKS blocks = $(calc "$LEAK_BYTES / 1048576 / $LEAK_CPU" 0) MiB/s of CPU (median of 3; bench/leak_scan.c)"
 
+# --- --record ------------------------------------------------------------------
+# Per sample: bench/record_cost.c times recorder_sample alone on books of
+# BENCH_STACKS stacks with 256 changing per sample (steady, and with the
+# peak moving at every sample).  Per hour of a real busy trace: allocbench
+# (2 threads) under memtrace --record at the default 100 ms, the file's
+# bytes over the traced wall time; and the wall time with and without it.
+progress "--record cost"
+gcc -O2 -g -Wall -Wextra -I. -D_GNU_SOURCE -o "$BIN/record_cost" bench/record_cost.c "$BUILD/libmt.a" \
+    "$(gcc -print-file-name=libiberty.a)" -lz -lpthread || die "cannot build bench/record_cost.c"
+"$BIN/record_cost" "$STACKS" 256 2000 >"$TMP/rc" 2>&1 || die "record_cost failed: $(tail -1 "$TMP/rc")"
+REC_STEADY=$(sed -n 's/^record_cost: steady [^:]*: //p' "$TMP/rc")
+REC_GROW=$(sed -n 's/^record_cost: growing [^:]*: //p' "$TMP/rc")
+rw=(); rn=(); rb=()
+REC_ROUNDS=$((ITERS * 10))
+# CPU seconds (user+system of memtrace and the program): the wall time of
+# a shared machine is too noisy for a difference of a few per cent.
+cpu_s() { /usr/bin/time -f '%U %S' -o "$TMP/time" "$@" >"$TMP/out" 2>&1; awk '{print $1 + $2}' "$TMP/time"; }
+for ((r = 0; r < 3; r++)); do
+    rn+=("$(cpu_s "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
+    t0=$(now_us)
+    rw+=("$(cpu_s "$MEMTRACE" -q -o /dev/null --record "$TMP/rec.mt" "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
+    t1=$(now_us)
+    rb+=("$(stat -c %s "$TMP/rec.mt") $((t1 - t0))")
+done
+REC_CPU=$(median "${rw[@]}")
+REC_NOCPU=$(median "${rn[@]}")
+REC_BYTES=$(printf '%s\n' "${rb[@]}" | sort -n | awk 'NR == 2 {print $1}')
+REC_WALL=$(printf '%s\n' "${rb[@]}" | sort -n | awk 'NR == 2 {print $2}')
+REC_ROW="$(calc "$REC_BYTES * 3600 / ($REC_WALL / 1e6) / 1e6" 2) MB/hour ($REC_BYTES bytes in $(calc "$REC_WALL / 1e6" 2) s of allocbench, 2 threads, $((REC_ROUNDS * 8)) calls); CPU $REC_CPU s with, $REC_NOCPU s without (medians of 3)"
+
 # --- the table -------------------------------------------------------------------
 echo
 echo "memtrace benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'))"
@@ -388,3 +418,6 @@ printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs (loopback)" 
 printf '%-58s %s\n' "bytes on the wire per trace" "$WIRE"
 printf '%-58s %s\n' "attach to $NTHREADS threads / $NLIBS libraries" "$ATTACH"
 printf '%-58s %s\n' "leak-scan throughput ($LEAK_MIB MiB roots, $LEAK_BLOCKS blocks)" "$LEAK_ROW"
+printf '%-58s %s\n' "--record per sample ($STACKS stacks, 256 changed)" "$REC_STEADY"
+printf '%-58s %s\n' "  the peak moving at every sample" "$REC_GROW"
+printf '%-58s %s\n' "--record, busy real trace (allocbench)" "$REC_ROW"

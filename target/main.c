@@ -117,13 +117,12 @@ struct cli {
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
     struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
-    bool depth_given;
     const char *record;     /* --record FILE */
-    unsigned record_ms;     /* --record-interval MS */
-    unsigned long record_max_mib; /* --record-max MIB */
     const char *replay;     /* --replay FILE */
-    bool at_given, diff;
-    double at, from, to;
+    unsigned long record_max_mib; /* --record-max MIB */
+    double at, from, to;    /* --at, --diff */
+    unsigned record_ms;     /* --record-interval MS */
+    bool depth_given, at_given, diff;
 };
 
 /* A time in seconds (decimals allowed). */

@@ -10,7 +10,12 @@
 #   - replay --diff T1 T2 (after phase 1, after phase 2) gives the
 #     difference of valgrind's figures for runs stopped after phases 1 and 2
 #     (allocs, frees, bytes allocated, in-use bytes and blocks), and the
-#     stacks' differences add up to it.
+#     stacks' differences add up to it;
+#   - across an exec that restarts the books (exec_into, which keeps 5
+#     blocks, into peak_temp; sampled every 1 ms so that the file holds the
+#     blocks before the exec), replay at the end still equals the live
+#     report, the peak's time aside (the live one counts from the exec, the
+#     recording from the start).
 # The times come from this script's clock (the books start at the attach);
 # each pause lasts 0.8 s and the time asked is 0.3 s into it.
 set -u
@@ -100,6 +105,23 @@ grep -q '^DIFF from' diff.txt || fail "text diff: $(head -3 diff.txt)"
 "$MEMTRACE" --replay rec.mt > end.txt || fail "replay (text) failed"
 [ "$(summary_figures < end.txt)" = "$(memtrace_json_figures live.json)" ] ||
     fail "text replay's HEAP SUMMARY differs from the live JSON"
+
+# An exec restarts the books: the recording goes on.
+"$MEMTRACE" -q --record exec.mt --record-interval 1 -j -o exec_live.json "$MT_PROGS/exec_into" \
+    "$MT_PROGS/peak_temp" >/dev/null || fail "memtrace across an exec failed"
+"$MEMTRACE" --replay exec.mt -j -o exec_end.json || fail "replay of exec.mt failed"
+python3 - exec_live.json exec_end.json <<'PY' || fail "replay across an exec differs from the live report"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a['heap']['allocs'] > 1000, a['heap']
+for k in ('heap', 'stacks', 'temporary_allocations'):
+    assert a[k] == b[k], (k, a[k], b[k])
+pa, pb = dict(a['peak']), dict(b['peak'])
+assert pb['seconds'] >= pa['seconds'], (pa['seconds'], pb['seconds'])
+del pa['seconds'], pb['seconds']
+assert pa == pb
+print('across an exec: heap', b['heap'], 'peak', b['peak']['bytes'])
+PY
 
 # Bad input: one line, exit 1.
 head -c 40 rec.mt > cut.mt

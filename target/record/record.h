@@ -29,8 +29,10 @@
  *
  * Each stack, frame and string is written once, before its first use.
  * A sample in which nothing changed is not written.  Size is bounded by
- * max_bytes: each time the file fills half of what is left, the interval
- * doubles (so each such stage lasts about as long as the first), and a
+ * max_bytes: each time the file fills half of the room left, the interval
+ * grows fourfold (samples of a busy program cost about the same whatever
+ * the interval, so each stage lasts about twice as long as the one before:
+ * with the room of the first half-hour, a day fits in five stages), and a
  * sample that would pass max_bytes ends the recording. */
 #ifndef MT_RECORD_RECORD_H
 #define MT_RECORD_RECORD_H
@@ -62,6 +64,11 @@ void recorder_start(struct recorder *r, int pid, unsigned depth, const char *pro
  * interval has passed (or force) and something changed.  src->resolve
  * names the frames of stacks met for the first time. */
 void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force);
+/* The books were replaced (an exec) at time_offset: the stacks of the old
+ * ones go to zero in the file then (at least a microsecond after the last
+ * sample), the new ones' stack ids are numbered after them, and their clock
+ * starts at time_offset of the recording's. */
+void recorder_rebase(struct recorder *r, double time_offset);
 /* Bytes written so far, samples written so far. */
 uint64_t recorder_bytes(const struct recorder *r);
 uint64_t recorder_samples(const struct recorder *r);

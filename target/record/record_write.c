@@ -44,13 +44,24 @@ static void put_var(struct buf *b, uint64_t v)
 /* A wrapping difference, zigzag-coded: small either way. */
 static void put_delta(struct buf *b, uint64_t now, uint64_t before)
 {
-    int64_t d = (int64_t)(now - before);
-    put_var(b, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    uint64_t d = now - before;
+    put_var(b, (d << 1) ^ (0 - (d >> 63)));
+}
+
+static void buf_append(struct buf *b, const struct buf *more)
+{
+    if (!more->n)
+        return;
+    buf_need(b, more->n);
+    memcpy(b->p + b->n, more->p, more->n);
+    b->n += more->n;
 }
 
 static void put_bytes(struct buf *b, const void *p, size_t n)
 {
     put_var(b, n);
+    if (!n)
+        return;
     buf_need(b, n);
     memcpy(b->p + b->n, p, n);
     b->n += n;
@@ -146,6 +157,8 @@ struct recorder {
     uint64_t stage_mark;        /* the interval doubles when written passes it */
     unsigned interval_ms;
     bool started;
+    uint32_t id_base;           /* added to the books' stack ids (rebase) */
+    double time_offset;         /* added to the books' clock (rebase) */
     double interval, last_offer;
     bool offered;
     uint64_t last_us;
@@ -265,7 +278,7 @@ static void define_stack(struct recorder *r, const struct report_source *src, ui
     while (n < sizeof(nos) / sizeof(nos[0]) && report_frames_next(&it, &f))
         nos[n++] = frame_no(r, &f);
     struct buf k = { 0 };
-    put_var(&k, id);
+    put_var(&k, (uint64_t)id + r->id_base);
     put_var(&k, n);
     for (unsigned i = 0; i < n; i++)
         put_var(&k, nos[i]);
@@ -338,8 +351,9 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
             define_stack(r, src, id);
             s->defined = true;
         }
-        put_var(&r->list, id - prev_id);
-        prev_id = id;
+        uint32_t fid = id ? id + r->id_base : 0;
+        put_var(&r->list, fid - prev_id);
+        prev_id = fid;
         put_delta(&r->list, t.bytes_in_use, s->t.bytes_in_use);
         put_delta(&r->list, t.blocks_in_use, s->t.blocks_in_use);
         put_delta(&r->list, t.allocs, s->t.allocs);
@@ -349,7 +363,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     }
     struct heap_peak pk;
     heap_get_peak(b, &pk);
-    uint64_t pk_us = to_us(pk.seconds);
+    uint64_t pk_us = pk.bytes ? to_us(pk.seconds + r->time_offset) : 0;
     bool peak_moved = pk.bytes != r->peak_bytes || pk.blocks != r->peak_blocks || pk_us != r->peak_us;
     if (!nchanged && !peak_moved && memcmp(tot, r->totals, sizeof(tot)) == 0)
         return;     /* nothing to say */
@@ -364,9 +378,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     for (int i = 0; i < RECORD_TOTALS; i++)
         put_delta(pl, tot[i], r->totals[i]);
     put_var(pl, nchanged);
-    buf_need(pl, r->list.n);
-    memcpy(pl->p + pl->n, r->list.p, r->list.n);
-    pl->n += r->list.n;
+    buf_append(pl, &r->list);
     put_record(&r->out, 'S', pl);
 
     if (peak_moved) {
@@ -384,8 +396,9 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
                 define_stack(r, src, id);
                 s->defined = true;
             }
-            put_var(&r->list, id - prev_id);
-            prev_id = id;
+            uint32_t fid = id ? id + r->id_base : 0;
+            put_var(&r->list, fid - prev_id);
+            prev_id = fid;
             put_delta(&r->list, t.bytes_in_use, s->peak_bytes);
             put_delta(&r->list, t.blocks_in_use, s->peak_blocks);
             np++;
@@ -394,9 +407,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
         put_var(pl, pk.blocks);
         put_var(pl, pk_us);
         put_var(pl, np);
-        buf_need(pl, r->list.n);
-        memcpy(pl->p + pl->n, r->list.p, r->list.n);
-        pl->n += r->list.n;
+        buf_append(pl, &r->list);
         put_record(&r->out, 'P', pl);
     }
 
@@ -427,11 +438,88 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     r->peak_bytes = pk.bytes;
     r->peak_blocks = pk.blocks;
     r->peak_us = pk_us;
-    /* past half of what was left: half the resolution */
+    /* past half of the room left: a quarter of the resolution, so that
+     * each stage lasts about twice as long as the one before */
     if (r->written >= r->stage_mark) {
-        r->interval *= 2;
+        r->interval *= 4;
         r->stage_mark = r->written + (r->max - r->written) / 2;
     }
+}
+
+void recorder_rebase(struct recorder *r, double time_offset)
+{
+    if (!r || !r->started || r->failed || r->full)
+        return;
+    /* a sample at the last time that takes every stack of the old books
+     * (and the peak) to zero, from the figures the file holds */
+    struct buf *pl = &r->tmp;
+    r->out.n = 0;
+    r->list.n = 0;
+    size_t n = 0;
+    uint32_t prev = 0;
+    for (uint32_t id = 0; id < r->nsh; id++) {
+        const struct shadow *s = &r->sh[id];
+        if (!s->t.bytes_in_use && !s->t.blocks_in_use && !s->t.allocs && !s->t.bytes_allocated &&
+            !s->t.temporary)
+            continue;
+        uint32_t fid = id ? id + r->id_base : 0;
+        put_var(&r->list, fid - prev);
+        prev = fid;
+        put_delta(&r->list, 0, s->t.bytes_in_use);
+        put_delta(&r->list, 0, s->t.blocks_in_use);
+        put_delta(&r->list, 0, s->t.allocs);
+        put_delta(&r->list, 0, s->t.bytes_allocated);
+        put_delta(&r->list, 0, s->t.temporary);
+        n++;
+    }
+    /* a microsecond after the last sample at least: that one keeps the
+     * old program's last state */
+    uint64_t us = to_us(time_offset);
+    if (us <= r->last_us)
+        us = r->last_us + 1;
+    pl->n = 0;
+    put_var(pl, us - r->last_us);
+    put_var(pl, RECORD_TOTALS);
+    for (int i = 0; i < RECORD_TOTALS; i++)
+        put_delta(pl, 0, r->totals[i]);
+    put_var(pl, n);
+    buf_append(pl, &r->list);
+    put_record(&r->out, 'S', pl);
+    r->list.n = 0;
+    n = 0;
+    prev = 0;
+    for (uint32_t id = 0; id < r->nsh; id++) {
+        const struct shadow *s = &r->sh[id];
+        if (!s->peak_bytes && !s->peak_blocks)
+            continue;
+        uint32_t fid = id ? id + r->id_base : 0;
+        put_var(&r->list, fid - prev);
+        prev = fid;
+        put_delta(&r->list, 0, s->peak_bytes);
+        put_delta(&r->list, 0, s->peak_blocks);
+        n++;
+    }
+    pl->n = 0;
+    put_var(pl, 0);
+    put_var(pl, 0);
+    put_var(pl, 0);
+    put_var(pl, n);
+    buf_append(pl, &r->list);
+    put_record(&r->out, 'P', pl);
+    if (r->written + r->out.n > r->max) {
+        r->full = true;
+        return;
+    }
+    emit(r, &r->out);
+    r->last_us = us;
+    /* the new books' ids come after every id used so far */
+    uint64_t base = (uint64_t)r->id_base + r->nsh;
+    r->id_base = base > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)base;
+    if (r->nsh)
+        memset(r->sh, 0, (size_t)r->nsh * sizeof(*r->sh));
+    memset(r->totals, 0, sizeof(r->totals));
+    r->peak_bytes = r->peak_blocks = r->peak_us = 0;
+    r->time_offset = time_offset;
 }
 
 uint64_t recorder_bytes(const struct recorder *r)

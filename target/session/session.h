@@ -34,6 +34,9 @@ struct session {
     struct timeline *timeline;  /* the first process's heap over time (sampling.c) */
     unsigned sample_ms;         /* its spacing (--record-interval); 0: 100 */
     struct recorder *recorder;  /* --record FILE, or NULL */
+    unsigned sampled_epoch;     /* tracee->books_epoch when sampled last (an exec replaces the books) */
+    double sample_offset;       /* their clock's start on the timeline's */
+    double sample_last;         /* the timeline's time of the last offer */
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the

@@ -148,6 +148,7 @@ static void handle_exec(struct tracee *t, struct thread *th)
         stack_table_free(t->stacks);
         t->books = heap_books_new();
         t->stacks = stack_table_new();
+        t->books_epoch++;
         misuse_reset(t); /* its stack ids were the old table's */
     }
     t->exec_seen = true;

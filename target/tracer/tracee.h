@@ -140,6 +140,7 @@ struct tracee {
 
     uint64_t rendezvous_addr;
     bool exec_seen;
+    unsigned books_epoch;       /* grows when an exec replaces books and stacks */
     bool exited;
     bool cannot_follow;      /* exec'ed into another word size (exe_class.h) */
     int exit_status;         /* as waitpid gives it */
