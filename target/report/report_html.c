@@ -283,7 +283,7 @@ static void put_leaks(FILE *out, const struct report_source *src, size_t shown)
     const struct report_leaks *l = src->leaks;
     char h[32];
     fprintf(out, "<section id=\"leaks\"><h2>Leaks</h2>\n<p class=\"note\">Leak scan: %" PRIu64
-                 " bytes scanned, %" PRIu64 " blocks checked, %u threads, in %.3f ms.</p>\n"
+                 " bytes scanned, %" PRIu64 " blocks checked, threads: %u, in %.3f ms.</p>\n"
                  "<table class=\"summary\" id=\"mt-leak-summary\"><tbody>\n",
             l->bytes_scanned, l->blocks_checked, l->threads, l->seconds * 1e3);
     for (unsigned k = 0; k < REPORT_LEAK_KINDS; k++)

@@ -203,15 +203,20 @@
     }
     /* The focus's ancestors span the width, dimmed; its subtree is scaled to it. */
     for (var a = focus.parent; a; a = a.parent) box(a, 0, W, true);
-    var scale = W / focus.v[m];
+    /* Frames narrower than a tenth of a pixel are left out, with what
+     * they hold (as flamegraph.pl's --minwidth does): zoom in to see them. */
+    var scale = W / focus.v[m], hidden = 0;
     (function place(n, x) {
       box(n, x, n.v[m] * scale, false);
       kidsOf(n).forEach(function (k) {
-        if (k.v[m] > 0) { place(k, x); x += k.v[m] * scale; }
+        if (k.v[m] <= 0) return;
+        if (k.v[m] * scale >= 0.1) place(k, x); else hidden++;
+        x += k.v[m] * scale;
       });
     })(focus, 0);
     status.textContent = (focus === root ? '' : 'Zoomed in: click a dimmed frame or the same frame again to zoom out. ') +
-      'All stacks: ' + label(root) + '. Hover for a frame\u2019s figures, click to zoom in.';
+      'All stacks: ' + label(root) + '. Hover for a frame\u2019s figures, click to zoom in.' +
+      (hidden ? ' ' + hidden + ' frames narrower than 0.1 px are not drawn.' : '');
   }
   var modes = document.getElementById('mt-flame-modes');
   MODES.forEach(function (md) {
