@@ -244,7 +244,7 @@ static void put_top(FILE *out, const struct report_source *src, const struct rep
     }
     fputs("</tbody></table>\n", out);
     if (n > shown)
-        fprintf(out, "<p class=\"note\">%zu more stacks are in the flame graph (--top N lists more).</p>\n",
+        fprintf(out, "<p class=\"note\">%zu more stacks are in the flame graph (the console's report -n N lists more).</p>\n",
                 n - shown);
     fputs("</section>\n", out);
 }
