@@ -298,6 +298,21 @@ static void grow_shadow(struct recorder *r, uint32_t limit)
     r->nsh = cap;
 }
 
+/* Lists stack id in r->list (its file id's step from *prev), writing its
+ * definition first when the file has none yet. */
+static void list_stack(struct recorder *r, const struct report_source *src, uint32_t id,
+                       uint32_t *prev)
+{
+    struct shadow *s = &r->sh[id];
+    if (!s->defined && id) {
+        define_stack(r, src, id);
+        s->defined = true;
+    }
+    uint32_t fid = id ? id + r->id_base : 0;
+    put_var(&r->list, fid - *prev);
+    *prev = fid;
+}
+
 static bool same_totals(const struct stack_totals *a, const struct stack_totals *b)
 {
     return a->bytes_in_use == b->bytes_in_use && a->blocks_in_use == b->blocks_in_use &&
@@ -347,13 +362,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
         struct shadow *s = &r->sh[id];
         if (same_totals(&t, &s->t))
             continue;
-        if (!s->defined && id) {
-            define_stack(r, src, id);
-            s->defined = true;
-        }
-        uint32_t fid = id ? id + r->id_base : 0;
-        put_var(&r->list, fid - prev_id);
-        prev_id = fid;
+        list_stack(r, src, id, &prev_id);
         put_delta(&r->list, t.bytes_in_use, s->t.bytes_in_use);
         put_delta(&r->list, t.blocks_in_use, s->t.blocks_in_use);
         put_delta(&r->list, t.allocs, s->t.allocs);
@@ -392,13 +401,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
             struct shadow *s = &r->sh[id];
             if (t.bytes_in_use == s->peak_bytes && t.blocks_in_use == s->peak_blocks)
                 continue;
-            if (!s->defined && id) {
-                define_stack(r, src, id);
-                s->defined = true;
-            }
-            uint32_t fid = id ? id + r->id_base : 0;
-            put_var(&r->list, fid - prev_id);
-            prev_id = fid;
+            list_stack(r, src, id, &prev_id);
             put_delta(&r->list, t.bytes_in_use, s->peak_bytes);
             put_delta(&r->list, t.blocks_in_use, s->peak_blocks);
             np++;

@@ -80,9 +80,7 @@ static int glue_run_apart(void *ctx, int (*fn)(void *arg), void *arg)
 
 static const struct timeline *glue_timeline(void *ctx)
 {
-    struct session *s = ctx;
-    session_sample(s, true);   /* the chart ends now */
-    return s->timeline;
+    return session_timeline_now(ctx);   /* the chart ends now */
 }
 
 static const struct console_ops session_console_ops = {

@@ -83,6 +83,9 @@ void session_misuse_free(struct session *s);
  * --record file): kept when the interval has passed, or always with force
  * (a monitor tick, a report).  Creates the timeline on first use. */
 void session_sample(struct session *s, bool force);
+/* The timeline ending now, for a report; never writes the --record file
+ * (a console report may run in a forked child). */
+const struct timeline *session_timeline_now(struct session *s);
 
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
