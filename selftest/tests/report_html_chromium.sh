@@ -37,10 +37,14 @@ start=$(date +%s%N)
 "$MEMTRACE" -q --format folded -o report.folded "$prog" >/dev/null || fail "memtrace --format folded failed"
 
 # The console: report -f html > FILE of a live program (phases, stopped
-# after phase 1), drawn with the figures `status` gives.
+# after phase 1), drawn with the figures `status` gives, and with the leak
+# summary of the `scan` before it.
 phases_console console.out -q
 console_cmd status
 read -r _ _ _ in_use _ <<<"$(summary_figures <<<"$CONSOLE_REPLY")"
+console_cmd scan
+lost=$(sed -n 's/^ *\(definitely lost\|still reachable\): \([0-9]*\) bytes in [0-9]* blocks$/\2/p' <<<"$CONSOLE_REPLY" | paste -sd,)
+[[ $lost == *,* ]] || fail "scan printed no LEAK SUMMARY: $CONSOLE_REPLY"
 console_cmd "report -f html > $MT_TMP/console.html"
 [ "$CONSOLE_REPLY" = "report written to $MT_TMP/console.html" ] || fail "report -f html answered: $CONSOLE_REPLY"
 touch ctl/go1 ctl/go2 ctl/go3
@@ -92,15 +96,20 @@ else
     oracle=
 fi
 
-python3 - dom-console.html "$in_use" <<'PY' || fail "the console's page is wrong"
+python3 - dom-console.html "$in_use" "$lost" <<'PY' || fail "the console's page is wrong"
 import re, sys
 dom, in_use = open(sys.argv[1]).read(), int(sys.argv[2])
+lost = [int(x) for x in sys.argv[3].split(',')]
+page = [int(re.search(r'<th>%s</th><td class="num" data-bytes="(\d+)"' % k, dom).group(1))
+        for k in ('definitely lost', 'still reachable')]
+assert page == lost, ('leak summary: definitely lost, still reachable', page, lost)
 assert 'data-drawn="yes"' in dom, 'not drawn'
 root = re.search(r'<g class="fr" data-name="all" data-depth="0" data-value="(\d+)" id="mt-flame-root"', dom)
 last = re.search(r'<circle id="mt-chart-last"[^>]* data-bytes="(\d+)"', dom)
 assert root and int(root.group(1)) == in_use, ('flame graph root', root and root.group(1), in_use)
 assert last and int(last.group(1)) == in_use, ('chart end', last and last.group(1), in_use)
-print('console page: flame graph and chart end at %d bytes in use, as status says' % in_use)
+print('console page: flame graph and chart end at %d bytes in use, as status says; '
+      'definitely lost %d and still reachable %d bytes, as scan says' % (in_use, lost[0], lost[1]))
 PY
 
 python3 - report-html.png <<'PY' || fail "the screenshot is not a 1280x1180 PNG"

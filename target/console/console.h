@@ -44,6 +44,8 @@ struct console_ops {
     /* The heap's totals over time, brought up to now (report -f html
      * and massif draw them); NULL: none. */
     const struct timeline *(*timeline)(void *ctx);
+    /* The latest leak scan's result (report -f html shows it); NULL: none. */
+    const struct report_leaks *(*leaks)(void *ctx);
 };
 
 /* Lines longer than this are rejected whole with one error. */

@@ -222,6 +222,8 @@ static int report_job_run(void *arg)
         c->ops.target(c->ctx, &src.pid, &src.program);
     if (c->ops.timeline)
         src.timeline = c->ops.timeline(c->ctx);
+    if (c->ops.leaks && j->opt->format == REPORT_HTML)
+        src.leaks = c->ops.leaks(c->ctx);
     int rc = report_write(j->out, &src, j->opt);
     if (fflush(j->out) != 0 || ferror(j->out))
         rc = -1;

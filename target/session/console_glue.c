@@ -83,7 +83,13 @@ static const struct timeline *glue_timeline(void *ctx)
     return session_timeline_now(ctx);   /* the chart ends now */
 }
 
+static const struct report_leaks *glue_leaks(void *ctx)
+{
+    return session_leak_latest(ctx);
+}
+
 static const struct console_ops session_console_ops = {
+    .leaks = glue_leaks,
     .timeline = glue_timeline,
     .run_apart = glue_run_apart,
     .books = glue_books,

@@ -20,6 +20,8 @@ struct leak_session {
     bool leader_gone;           /* the main thread ended alone (pthread_exit) */
     bool final_done;
     struct report_leaks final;
+    bool last_done;             /* a console scan ran: its result is kept */
+    struct report_leaks last;
 };
 
 static bool suppress_stack(void *ctx, uint32_t stack_id)
@@ -185,7 +187,11 @@ void session_leak_scan(struct session *s, FILE *out)
     struct scan_print job = { s, out, &leaks };
     if (session_run_apart(s, print_scan, &job) == -2)
         print_scan(&job);
-    leak_report_free(&leaks);
+    /* Kept for the console's report -f html, until the next scan. */
+    if (s->leak->last_done)
+        leak_report_free(&s->leak->last);
+    s->leak->last = leaks;
+    s->leak->last_done = true;
 }
 
 void session_leak_finish(struct session *s)
@@ -207,6 +213,15 @@ const struct report_leaks *session_leak_report(const struct session *s)
     return s->leak && s->leak->final_done ? &s->leak->final : NULL;
 }
 
+const struct report_leaks *session_leak_latest(const struct session *s)
+{
+    if (!s->leak)
+        return NULL;
+    if (s->leak->final_done)
+        return &s->leak->final;
+    return s->leak->last_done ? &s->leak->last : NULL;
+}
+
 void session_leak_free(struct session *s)
 {
     struct leak_session *L = s->leak;
@@ -222,6 +237,8 @@ void session_leak_free(struct session *s)
     suppressions_free(L->supp);
     leak_dead_stacks_free(&L->dead);
     leak_report_free(&L->final);
+    if (L->last_done)
+        leak_report_free(&L->last);
     free(L);
     s->leak = NULL;
 }

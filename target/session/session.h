@@ -118,6 +118,9 @@ void session_leak_finish(struct session *s);
 int session_leak_exit_code(const struct session *s);
 /* The final scan for the report, or NULL. */
 const struct report_leaks *session_leak_report(const struct session *s);
+/* The latest leak scan's result: the final one, else the console's last
+ * `scan`; NULL when none ran. */
+const struct report_leaks *session_leak_latest(const struct session *s);
 void session_leak_free(struct session *s);
 
 #endif
