@@ -7,8 +7,10 @@ protocol on a pipe (--remote-debugging-pipe: Chromium reads commands on fd
 
 A JOB is dom:URL:OUT (the DOM as HTML once the page's body says
 data-drawn="yes", or its load ended if it never does), shot:URL:OUT:WxH (a
-PNG screenshot of that viewport) or requests:URL:OUT (the URL of every
-request the page began, one a line, blocked ones included).  Every job has
+PNG screenshot of that viewport), requests:URL:OUT (the URL of every
+request the page began, one a line, blocked ones included) or
+find:URL:TEXT:OUT (TEXT typed into the flame graph's highlight box: the
+DOM then).  Every job has
 a tab of its own.  Run it inside a network namespace of its own."""
 import base64
 import json
@@ -126,6 +128,15 @@ def main():
                 s = b.open(url, w, h)
                 png = b.call('Page.captureScreenshot', {'format': 'png'}, s)['data']
                 open(out, 'wb').write(base64.b64decode(png))
+            elif kind == 'find':
+                url, text, out = rest.rsplit(':', 2)
+                s = b.open(url)
+                typed = ("var f = document.getElementById('mt-flame-find'); f.value = %s; "
+                         "f.dispatchEvent(new Event('input'));" % json.dumps(text))
+                r = b.call('Runtime.evaluate', {'expression': typed}, s)
+                if 'exceptionDetails' in r:
+                    sys.exit('chromium_pages: typing failed: %s' % r['exceptionDetails'])
+                open(out, 'w', encoding='utf-8').write(b.dom(s))
             elif kind == 'requests':
                 url, out = rest.rsplit(':', 1)
                 s = b.open(url, network=True)

@@ -58,10 +58,24 @@ printf '<!DOCTYPE html><img src="http://192.0.2.1/x.png">' >control.html
 unshare -n timeout 120 python3 "$MT_ROOT/selftest/tests/chromium_pages.py" "$(mktemp -d "$MT_TMP/chromium.XXXXXX")" \
     "dom:$url:dom-inuse.html" "dom:$url#flame=allocs:dom-allocs.html" "dom:$url#flame=peak:dom-peak.html" \
     "requests:$url:requests-page" "requests:file://$MT_TMP/control.html:requests-control" \
-    "dom:file://$MT_TMP/console.html:dom-console.html" "shot:$url:report-html.png:1280x1180" ||
+    "dom:file://$MT_TMP/console.html:dom-console.html" "find:$url:pool:dom-find.html" \
+    "shot:$url:report-html.png:1280x1180" ||
     fail "chromium failed: $(tail -3 chromium.*/chromium.log)"
 python3 "$MT_ROOT/selftest/tests/report_html_check.py" page page.html report.json report.folded \
     dom-inuse.html dom-allocs.html dom-peak.html || fail "the page as drawn differs"
+
+# The highlight box: "pool" marks the Pool<...>::grab() frames, and their
+# share is the folded stacks' that hold such a frame.
+python3 - dom-find.html report.folded <<'PY' || fail "the flame graph's highlight is wrong"
+import re, sys
+dom = open(sys.argv[1]).read()
+want = sum(int(l.rsplit(' ', 1)[1]) for l in open(sys.argv[2]) if 'pool' in l.rsplit(' ', 1)[0].lower())
+got = re.search(r'id="mt-flame-found"[^>]*>highlighted: ([\d,]+) bytes', dom)
+hits = re.findall(r'<g class="fr hit" data-name="([^"]*)"', dom)
+assert want and got and int(got.group(1).replace(',', '')) == want, ('highlighted', got and got.group(1), want)
+assert hits and all('pool' in h.lower() for h in hits), hits
+print('highlight "pool": %d bytes in %d frames, as the folded stacks holding such a frame' % (want, len(hits)))
+PY
 
 # What the page asked for: only itself.  The control page's <img> is seen.
 grep -qx 'http://192.0.2.1/x.png' requests-control || fail "a page's request is not seen (control): $(cat requests-control)"

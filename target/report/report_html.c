@@ -156,7 +156,10 @@ static void put_drawings(FILE *out)
           "<svg id=\"mt-chart\" viewBox=\"0 0 1200 300\" role=\"img\" aria-label=\"heap in use over time\"></svg>\n"
           "<p class=\"note\" id=\"mt-chart-note\">The chart needs scripts.</p></section>\n"
           "<section id=\"flame\"><h2>Flame graph</h2>\n"
-          "<div class=\"modes\" id=\"mt-flame-modes\"></div>\n"
+          "<div class=\"bar\"><div class=\"modes\" id=\"mt-flame-modes\"></div>"
+          "<input id=\"mt-flame-find\" type=\"search\" placeholder=\"highlight frames named…\" "
+          "aria-label=\"highlight frames whose name contains this text\">"
+          "<span class=\"note\" id=\"mt-flame-found\"></span></div>\n"
           "<svg id=\"mt-flame\" viewBox=\"0 0 1200 40\" role=\"img\" aria-label=\"flame graph\"></svg>\n"
           "<p class=\"note\" id=\"mt-flame-status\">The flame graph needs scripts.</p></section>\n",
           out);

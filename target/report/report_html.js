@@ -214,10 +214,30 @@
         x += k.v[m] * scale;
       });
     })(focus, 0);
+    highlight();
     status.textContent = (focus === root ? '' : 'Zoomed in: click a dimmed frame or the same frame again to zoom out. ') +
       'All stacks: ' + label(root) + '. Hover for a frame\u2019s figures, click to zoom in.' +
       (hidden ? ' ' + hidden + ' frames narrower than 0.1 px are not drawn.' : '');
   }
+  /* Highlight: frames whose name holds the text, and their share of the
+   * measure (a frame inside a highlighted one is not counted twice). */
+  var find = document.getElementById('mt-flame-find');
+  function highlight() {
+    var q = find.value.toLowerCase(), m = mode.v;
+    Array.prototype.forEach.call(flame.querySelectorAll('g.fr'), function (g) {
+      var on = q !== '' && g.getAttribute('data-name').toLowerCase().indexOf(q) >= 0;
+      g.setAttribute('class', g.getAttribute('class').replace(/ hit$/, '') + (on ? ' hit' : ''));
+    });
+    var hit = 0;
+    (function walk(n) {
+      if (q !== '' && n !== root && n.name.toLowerCase().indexOf(q) >= 0) { hit += n.v[m]; return; }
+      kidsOf(n).forEach(walk);
+    })(root);
+    document.getElementById('mt-flame-found').textContent = q === '' ? '' :
+      'highlighted: ' + group(hit) + ' ' + mode.unit + ', ' +
+      (root.v[m] ? (100 * hit / root.v[m]).toFixed(2) : '0') + '% of all';
+  }
+  find.addEventListener('input', highlight);
   var modes = document.getElementById('mt-flame-modes');
   MODES.forEach(function (md) {
     var b = document.createElement('button');
