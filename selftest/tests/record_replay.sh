@@ -15,7 +15,10 @@
 #     blocks, into peak_temp; sampled every 1 ms so that the file holds the
 #     blocks before the exec), replay at the end still equals the live
 #     report, the peak's time aside (the live one counts from the exec, the
-#     recording from the start).
+#     recording from the start);
+#   - with the agent engine (where built), which takes over after the
+#     recording began, replay at the end equals the live JSON whole,
+#     "engine": "agent" included.
 # The times come from this script's clock (the books start at the attach);
 # each pause lasts 0.8 s and the time asked is 0.3 s into it.
 set -u
@@ -122,6 +125,19 @@ del pa['seconds'], pb['seconds']
 assert pa == pb
 print('across an exec: heap', b['heap'], 'peak', b['peak']['bytes'])
 PY
+
+# The agent engine.
+if "$MEMTRACE" -V | grep -q '^engines:.*agent'; then
+    "$MEMTRACE" -q --engine agent --record agent.mt -j -o agent_live.json "$MT_PROGS/peak_temp" ||
+        fail "memtrace --engine agent --record failed"
+    "$MEMTRACE" --replay agent.mt -j -o agent_end.json || fail "replay of agent.mt failed"
+    python3 - agent_live.json agent_end.json <<'PY' || fail "agent: replay at the end differs from the live report"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a == b, [k for k in a if a[k] != b.get(k)]
+print('agent engine: replay equals the live JSON, engine', b.get('engine'))
+PY
+fi
 
 # Bad input: one line, exit 1.
 head -c 40 rec.mt > cut.mt

@@ -22,6 +22,8 @@
  *                 delta from the previous one listed and the deltas of its
  *                 bytes in use, blocks in use, allocs, bytes allocated,
  *                 temporary
+ *   'E' engine    the engine in use from then on (its name's bytes): the
+ *                 agent takes over after the header was written
  *   'P' peak      after an 'S' whose time it has: the books' peak (bytes,
  *                 blocks, microseconds since start) and the stacks whose
  *                 figures at the peak changed: count, id delta, deltas of
@@ -69,6 +71,8 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
  * sample), the new ones' stack ids are numbered after them, and their clock
  * starts at time_offset of the recording's. */
 void recorder_rebase(struct recorder *r, double time_offset);
+/* The engine in use now ("ptrace", "agent"): written when it changed. */
+void recorder_engine(struct recorder *r, const char *engine);
 /* Bytes written so far, samples written so far. */
 uint64_t recorder_bytes(const struct recorder *r);
 uint64_t recorder_samples(const struct recorder *r);

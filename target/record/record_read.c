@@ -181,6 +181,21 @@ static int parse_record(struct recording *r, struct caps *cap, uint8_t tag, stru
         c->p = c->end;
         return 0;
     }
+    case 'E': {
+        if (!*have_header) {
+            fail(why, len, "an engine before the header");
+            return -1;
+        }
+        size_t n = (size_t)(c->end - c->p);
+        if (memchr(c->p, 0, n)) {
+            fail(why, len, "engine name holds a NUL byte");
+            return -1;
+        }
+        free(r->engine);
+        r->engine = xstrndup((const char *)c->p, n);
+        c->p = c->end;
+        return 0;
+    }
     case 'F': {
         struct rec_frame f = { 0 };
         f.pc = get_var(c);

@@ -158,6 +158,7 @@ struct recorder {
     unsigned interval_ms;
     bool started;
     uint32_t id_base;           /* added to the books' stack ids (rebase) */
+    char engine[16];            /* the engine the file names last */
     double time_offset;         /* added to the books' clock (rebase) */
     double interval, last_offer;
     bool offered;
@@ -214,6 +215,7 @@ void recorder_start(struct recorder *r, int pid, unsigned depth, const char *pro
     const char *e = engine ? engine : "";
     put_bytes(h, p, strlen(p));
     put_bytes(h, e, strlen(e));
+    snprintf(r->engine, sizeof(r->engine), "%s", e);
     r->out.n = 0;
     buf_need(&r->out, RECORD_MAGIC_LEN);
     memcpy(r->out.p, RECORD_MAGIC, RECORD_MAGIC_LEN);
@@ -447,6 +449,18 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
         r->interval *= 4;
         r->stage_mark = r->written + (r->max - r->written) / 2;
     }
+}
+
+void recorder_engine(struct recorder *r, const char *engine)
+{
+    if (!r || !r->started || r->failed || r->full || !engine ||
+        strncmp(engine, r->engine, sizeof(r->engine)) == 0)
+        return;
+    snprintf(r->engine, sizeof(r->engine), "%s", engine);
+    struct buf e = { (uint8_t *)r->engine, strlen(r->engine), 0 };
+    r->out.n = 0;
+    put_record(&r->out, 'E', &e);
+    emit(r, &r->out);
 }
 
 void recorder_rebase(struct recorder *r, double time_offset)

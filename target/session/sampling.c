@@ -34,6 +34,7 @@ void session_sample(struct session *s, bool force)
         timeline_offer(s->timeline, now, t.in_use_bytes, t.in_use_blocks);
     if (s->recorder) {
         struct report_source src = session_report_source(s);
+        recorder_engine(s->recorder, src.engine);
         recorder_sample(s->recorder, &src, now, force);
     }
 }
