@@ -162,7 +162,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, co
         return -1;
     }
     /* HTTP/1.x SP DDD (SP reason)? */
-    if (len < 12 || memcmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') ||
+    if (len < 13 || memcmp(buf, "HTTP/1.", 7) != 0 || (buf[7] != '0' && buf[7] != '1') ||
         buf[8] != ' ' || buf[9] < '1' || buf[9] > '5' || buf[10] < '0' || buf[10] > '9' ||
         buf[11] < '0' || buf[11] > '9') {
         *why = "not an HTTP/1.x status line";
