@@ -21,10 +21,11 @@ dinf_netns() {
     "${IN_NS[@]}" ip link set lo up || fail "lo up"
 }
 
-# make_dprog DIR: DIR/dprog (no symbols, no debug info: only its build-id),
+# make_dprog DIR [C]: DIR/dprog (no symbols, no debug info: only its build-id),
 # DIR/dprog.full (the unstripped build, for addr2line) and DIR/debug/dprog.debug.
+# C: more code, for another build-id.
 make_dprog() {
-    local d=$1
+    local d=$1 more=${2:-}
     mkdir -p "$d/debug"
     cat >"$d/dprog.c" <<'C'
 #include <stdlib.h>
@@ -33,6 +34,7 @@ __attribute__((noinline)) char *dinf_make(int n) { char *p = malloc(n); memset(p
 __attribute__((noinline)) void dinf_leak(void) { for (int i = 0; i < 3; i++) dinf_make(100 + i); }
 int main(void) { dinf_leak(); return 0; }
 C
+    echo "$more" >>"$d/dprog.c"
     gcc ${MT_TARGET_CFLAGS:-} -g -O1 -Wl,--build-id -o "$d/dprog.full" "$d/dprog.c" || fail "gcc"
     objcopy --only-keep-debug "$d/dprog.full" "$d/debug/dprog.debug"
     strip --strip-all -o "$d/dprog" "$d/dprog.full"
