@@ -197,6 +197,10 @@ static struct byte_source *spool(struct dconn *c, uint64_t size, const char *nam
         mt_warn("debuginfod %s: %s", c->url, err);
         return NULL;
     }
+    if (!c->said_whole) /* once: the server does not do ranges */
+        mt_info("debuginfod %s: no Range support: downloading %s whole (%llu bytes)", c->url,
+                name, (unsigned long long)size);
+    c->said_whole = true;
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
@@ -297,10 +301,6 @@ static struct byte_source *dp_open_build_id(struct file_provider *fp, const uint
     if (r.status == 200 && r.content_length > 0 &&
         (!r.has_debuginfod_size || r.debuginfod_size == r.content_length)) {
         free(s);
-        if (!c->said_whole) /* once: the server does not do ranges */
-            mt_info("debuginfod %s: no Range support: downloading %s whole (%llu bytes)", c->url,
-                    name, (unsigned long long)r.content_length);
-        c->said_whole = true;
         return spool(c, r.content_length, name);
     }
     free(s);

@@ -189,8 +189,11 @@ static int request(struct http_client *c, const char *path, bool ranged, uint64_
     c->have = c->used = 0;
     size_t end = 0;
     while ((end = http_head_end(c->head, c->have)) == 0) {
-        if (c->have == sizeof(c->head))
-            return fail(c, -EMSGSIZE, "response header over 8 KiB", err, errlen);
+        if (c->have == sizeof(c->head)) {
+            snprintf(err, errlen, "bad response: header over %u bytes", (unsigned)HTTP_HEAD_MAX);
+            http_client_close(c);
+            return -EMSGSIZE;
+        }
         ssize_t got = recv_some(c, c->head + c->have, sizeof(c->head) - c->have, c->deadline);
         if (got < 0)
             return fail(c, (int)got, "reading the response header", err, errlen);
