@@ -17,7 +17,8 @@
 #include "target/net/http_client.h"
 
 #define BLOCK_SIZE (64u * 1024u)
-#define CACHE_BLOCKS 4
+#define CACHE_BLOCKS 16 /* per file, within CACHE_BUDGET per server */
+#define CACHE_BUDGET 32 /* 2 MiB, except that each open file may keep one */
 #define DIRECT_MAX (1024u * 1024u) /* one ranged request of a big read */
 #define MISSES_MAX 256
 #define ID_MAX 64
@@ -30,6 +31,7 @@ struct dconn {
     char url[sizeof("http://") + 272 + HTTP_URL_MAX];
     struct http_client http;
     uint64_t file_bytes;
+    unsigned blocks; /* cache blocks of all its sources */
 };
 
 struct dblock {
@@ -114,12 +116,25 @@ static struct dblock *load_block(struct dsource *s, uint64_t index, int *err)
 {
     struct dblock *b = lookup_block(s, index);
     if (!b) {
-        b = &s->cache[0]; /* an empty slot, else the least recently used */
-        for (int i = 1; i < CACHE_BLOCKS && b->valid; i++)
-            if (!s->cache[i].valid || s->cache[i].last_use < b->last_use)
-                b = &s->cache[i];
-        if (!b->data)
-            b->data = xmalloc(BLOCK_SIZE);
+        /* An allocated empty slot, else a new one within the budget, else
+         * the least recently used. */
+        struct dblock *lru = NULL, *fresh = NULL;
+        for (int i = 0; i < CACHE_BLOCKS && !b; i++) {
+            struct dblock *k = &s->cache[i];
+            if (!k->data)
+                fresh = fresh ? fresh : k;
+            else if (!k->valid)
+                b = k;
+            else if (!lru || k->last_use < lru->last_use)
+                lru = k;
+        }
+        if (!b && fresh && (!lru || s->conn->blocks < CACHE_BUDGET)) {
+            fresh->data = xmalloc(BLOCK_SIZE);
+            s->conn->blocks++;
+            b = fresh;
+        }
+        if (!b)
+            b = lru;
         uint64_t off = index * BLOCK_SIZE;
         uint64_t left = s->base.size - off;
         uint32_t len = left < BLOCK_SIZE ? (uint32_t)left : BLOCK_SIZE;
@@ -174,8 +189,11 @@ static int dsource_read(struct byte_source *src, uint64_t off, void *buf, size_t
 static void dsource_close(struct byte_source *src)
 {
     struct dsource *s = (struct dsource *)src;
-    for (int i = 0; i < CACHE_BLOCKS; i++)
+    for (int i = 0; i < CACHE_BLOCKS; i++) {
+        if (s->cache[i].data)
+            s->conn->blocks--;
         free(s->cache[i].data);
+    }
     conn_unref(s->conn);
     free(s->base.name);
     free(s);
@@ -280,10 +298,12 @@ static struct byte_source *dp_open_build_id(struct file_provider *fp, const uint
         uint32_t first = (uint32_t)(r.range_last + 1);
         struct dblock *b = &s->cache[0];
         b->data = xmalloc(BLOCK_SIZE);
+        c->blocks++;
         rc = http_client_body(&c->http, b->data, first, err, sizeof(err));
         if (rc < 0) {
             broken(c, rc, err);
             free(b->data);
+            c->blocks--;
             free(s);
             return NULL;
         }
