@@ -14,9 +14,10 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "target/files/block_cache.h"
 #include "target/net/http_client.h"
 
-#define BLOCK_SIZE (64u * 1024u)
+#define BLOCK_SIZE BLOCK_CACHE_BLOCK
 #define CACHE_BLOCKS 16 /* per file, within CACHE_BUDGET per server */
 #define CACHE_BUDGET 32 /* 2 MiB, except that each open file may keep one */
 #define DIRECT_MAX (1024u * 1024u) /* one ranged request of a big read */
@@ -34,20 +35,11 @@ struct dconn {
     unsigned blocks; /* cache blocks of all its sources */
 };
 
-struct dblock {
-    uint8_t *data;
-    uint64_t index;
-    uint32_t len;
-    uint64_t last_use;
-    bool valid;
-};
-
 struct dsource {
     struct byte_source base;
     struct dconn *conn;
     char path[32 + 2 * ID_MAX];
-    struct dblock cache[CACHE_BLOCKS];
-    uint64_t tick;
+    struct block_cache cache;
 };
 
 struct dprovider {
@@ -104,96 +96,21 @@ static int fetch_range(struct dsource *s, uint64_t off, void *out, size_t len)
     return 0;
 }
 
-static struct dblock *lookup_block(struct dsource *s, uint64_t index)
+static int fetch_block(void *ctx, uint64_t off, void *buf, uint32_t len)
 {
-    for (int i = 0; i < CACHE_BLOCKS; i++)
-        if (s->cache[i].valid && s->cache[i].index == index)
-            return &s->cache[i];
-    return NULL;
-}
-
-static struct dblock *load_block(struct dsource *s, uint64_t index, int *err)
-{
-    struct dblock *b = lookup_block(s, index);
-    if (!b) {
-        /* An allocated empty slot, else a new one within the budget, else
-         * the least recently used. */
-        struct dblock *lru = NULL, *fresh = NULL;
-        for (int i = 0; i < CACHE_BLOCKS && !b; i++) {
-            struct dblock *k = &s->cache[i];
-            if (!k->data)
-                fresh = fresh ? fresh : k;
-            else if (!k->valid)
-                b = k;
-            else if (!lru || k->last_use < lru->last_use)
-                lru = k;
-        }
-        if (!b && fresh && (!lru || s->conn->blocks < CACHE_BUDGET)) {
-            fresh->data = xmalloc(BLOCK_SIZE);
-            s->conn->blocks++;
-            b = fresh;
-        }
-        if (!b)
-            b = lru;
-        uint64_t off = index * BLOCK_SIZE;
-        uint64_t left = s->base.size - off;
-        uint32_t len = left < BLOCK_SIZE ? (uint32_t)left : BLOCK_SIZE;
-        b->valid = false;
-        *err = fetch_range(s, off, b->data, len);
-        if (*err < 0)
-            return NULL;
-        b->valid = true;
-        b->index = index;
-        b->len = len;
-    }
-    b->last_use = ++s->tick;
-    return b;
+    return fetch_range(ctx, off, buf, len);
 }
 
 static int dsource_read(struct byte_source *src, uint64_t off, void *buf, size_t len)
 {
     struct dsource *s = (struct dsource *)src;
-    uint8_t *out = buf;
-    while (len > 0) {
-        uint64_t index = off / BLOCK_SIZE;
-        uint64_t in_block = off - index * BLOCK_SIZE;
-        struct dblock *b = lookup_block(s, index);
-        if (!b && len >= 2 * BLOCK_SIZE) {
-            /* A big read (a whole .debug_line): straight, not through the cache. */
-            size_t n = len < DIRECT_MAX ? len : DIRECT_MAX;
-            int rc = fetch_range(s, off, out, n);
-            if (rc < 0)
-                return rc;
-            off += n;
-            out += n;
-            len -= n;
-            continue;
-        }
-        int rc = 0;
-        if (!b && !(b = load_block(s, index, &rc)))
-            return rc;
-        b->last_use = ++s->tick;
-        if (in_block >= b->len)
-            return -EIO;
-        size_t n = b->len - in_block;
-        if (n > len)
-            n = len;
-        memcpy(out, b->data + in_block, n);
-        off += n;
-        out += n;
-        len -= n;
-    }
-    return 0;
+    return block_cache_read(&s->cache, s->base.size, off, buf, len);
 }
 
 static void dsource_close(struct byte_source *src)
 {
     struct dsource *s = (struct dsource *)src;
-    for (int i = 0; i < CACHE_BLOCKS; i++) {
-        if (s->cache[i].data)
-            s->conn->blocks--;
-        free(s->cache[i].data);
-    }
+    block_cache_free(&s->cache);
     conn_unref(s->conn);
     free(s->base.name);
     free(s);
@@ -296,26 +213,24 @@ static struct byte_source *dp_open_build_id(struct file_provider *fp, const uint
     if (r.status == 206 && r.has_range && r.has_total && r.range_first == 0 &&
         r.range_total > 0 && r.range_last == (r.range_total < BLOCK_SIZE ? r.range_total : BLOCK_SIZE) - 1) {
         uint32_t first = (uint32_t)(r.range_last + 1);
-        struct dblock *b = &s->cache[0];
-        b->data = xmalloc(BLOCK_SIZE);
-        c->blocks++;
-        rc = http_client_body(&c->http, b->data, first, err, sizeof(err));
+        uint8_t *block = xmalloc(BLOCK_SIZE);
+        rc = http_client_body(&c->http, block, first, err, sizeof(err));
         if (rc < 0) {
             broken(c, rc, err);
-            free(b->data);
-            c->blocks--;
+            free(block);
             free(s);
             return NULL;
         }
         c->file_bytes += first;
-        b->valid = true;
-        b->len = first;
-        b->last_use = ++s->tick;
         c->refs++;
         s->conn = c;
         s->base.ops = &dsource_ops;
         s->base.size = r.range_total;
         s->base.name = xstrdup(name);
+        block_cache_init(&s->cache, CACHE_BLOCKS, &c->blocks, CACHE_BUDGET, DIRECT_MAX,
+                         fetch_block, s);
+        block_cache_put(&s->cache, 0, block, first);
+        free(block);
         return &s->base;
     }
     if (r.status == 200 && r.content_length > 0 &&
