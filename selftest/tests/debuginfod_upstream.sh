@@ -48,7 +48,9 @@ echo "memtrace -c: frames named from upstream's debug file (cached, identical)"
 got=$("${IN_NS[@]}" env DEBUGINFOD_URLS="http://127.0.0.1:$HP" DEBUGINFOD_CACHE_PATH="$MT_TMP/dfcache" \
       debuginfod-find debuginfo "$ID1") || fail "debuginfod-find against memtrace-fs"
 cmp "$got" "$d/debug/dprog.debug" || fail "debuginfod-find: bytes differ"
-"${IN_NS[@]}" env -u DEBUGINFOD_URLS "$MEMTRACE" --debuginfod "http://127.0.0.1:$HP" ./dprog \
+# (the report symbolized in a forked child, as by default: the child
+# opens its own connection)
+"${IN_NS[@]}" env -u DEBUGINFOD_URLS -u MEMTRACE_REPORT_IN_PLACE "$MEMTRACE" --debuginfod "http://127.0.0.1:$HP" ./dprog \
     >"$MT_TMP/http.out" 2>"$MT_TMP/http.err" || { cat "$MT_TMP/http.err"; fail "memtrace --debuginfod"; }
 check_named "$MT_TMP/http.out" "$MT_TMP/control.out" "$d/dprog.full" >/dev/null
 echo "HTTP: debuginfod-find identical, memtrace --debuginfod names the frames"
