@@ -13,14 +13,17 @@ set -u
 . "$(dirname "$0")/debuginfod_common.bash"
 need_debuginfod_clients
 dinf_netns
-d=$MT_TMP/d d2=$MT_TMP/d2
+d=$MT_TMP/d d2=$MT_TMP/d2 d3=$MT_TMP/d3
 make_dprog "$d2" 'int dinf_other(int x) { return x * 7 + 1; }'
 ID2=$DPROG_ID
+make_dprog "$d3" 'int dinf_third(int x) { return x * 5 + 3; }'
+ID3=$DPROG_ID
 make_dprog "$d"
 ID1=$DPROG_ID
 mkdir -p "$MT_TMP/up"
 cp "$d/debug/dprog.debug" "$MT_TMP/up/one.debug"
 cp "$d2/debug/dprog.debug" "$MT_TMP/up/two.debug"
+cp "$d3/debug/dprog.debug" "$MT_TMP/up/three.debug"
 start_elfutils "$MT_TMP/up"
 "${IN_NS[@]}" curl -sf -o /dev/null "$ED_URL/buildid/$ID2/debuginfo" || fail "elfutils lacks $ID2"
 cd "$d"
@@ -28,7 +31,8 @@ export MEMTRACE_REPORT_IN_PLACE=1
 
 s1=$(stat -c %s "$d/debug/dprog.debug")
 s2=$(stat -c %s "$d2/debug/dprog.debug")
-limit=$(( (s1 > s2 ? s1 : s2) + 512 ))   # room for one of the two
+s3=$(stat -c %s "$d3/debug/dprog.debug")
+limit=$((s1 + s2 + s3 - 1))   # room for two of the three
 mkdir -p "$MT_TMP/empty"
 cache=$MT_TMP/cache
 start_fs "$MT_TMP/fs.log" "${IN_NS[@]}" "$MEMTRACE_FS" -n -p 0 --http 0 --bind 127.0.0.1 \
@@ -55,15 +59,21 @@ cmp "$got" "$d/debug/dprog.debug" || fail "debuginfod-find: bytes differ"
 check_named "$MT_TMP/http.out" "$MT_TMP/control.out" "$d/dprog.full" >/dev/null
 echo "HTTP: debuginfod-find identical, memtrace --debuginfod names the frames"
 
-# The second file does not fit beside the first: the first goes.
+# Three files, room for two: the least recently used one goes, whichever
+# came first.  ID1 (fetched first) is used again after ID2 is fetched.
 got=$("${IN_NS[@]}" env DEBUGINFOD_URLS="http://127.0.0.1:$HP" DEBUGINFOD_CACHE_PATH="$MT_TMP/dfcache" \
       debuginfod-find debuginfo "$ID2") || fail "debuginfod-find $ID2"
 cmp "$got" "$d2/debug/dprog.debug" || fail "debuginfod-find $ID2: bytes differ"
-[ -e "$cache/$ID2.debug" ] || fail "$ID2 not cached"
-[ -e "$cache/$ID1.debug" ] && fail "cache over --cache-size $limit: $(ls -l "$cache")"
+"${IN_NS[@]}" curl -sf -o /dev/null "http://127.0.0.1:$HP/buildid/$ID1/debuginfo" || fail "GET $ID1"
+"${IN_NS[@]}" curl -sf -o "$MT_TMP/three.got" "http://127.0.0.1:$HP/buildid/$ID3/debuginfo" ||
+    fail "GET $ID3"
+cmp "$MT_TMP/three.got" "$d3/debug/dprog.debug" || fail "$ID3: bytes differ"
+[ -e "$cache/$ID1.debug" ] || fail "the recently used $ID1 was evicted: $(ls "$cache")"
+[ -e "$cache/$ID3.debug" ] || fail "$ID3 not cached"
+[ -e "$cache/$ID2.debug" ] && fail "the least recently used $ID2 is still cached (limit $limit)"
 used=$(find "$cache" -maxdepth 1 -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 [ "$used" -le "$limit" ] || fail "cache holds $used bytes, limit $limit"
-echo "cache: $used bytes of at most $limit, least recently used evicted"
+echo "cache: $used bytes of at most $limit, the least recently used evicted"
 
 # A hostile upstream: every build-id gets the second program's file.
 "${IN_NS[@]}" python3 - "$MT_TMP/fake.port" "$d2/debug/dprog.debug" >"$MT_TMP/fake.log" 2>&1 <<'PY' &
