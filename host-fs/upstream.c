@@ -29,7 +29,13 @@ static bool enabled;
 static int cache_fd = -1;             /* O_PATH of the cache directory */
 static char cache_path[PATH_MAX];
 static uint64_t cache_limit;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* one fetch at a time */
+/* The cache directory and the fetches in flight: fetches of different
+ * build-ids run side by side (unlocked), a second request for one in
+ * flight waits for it. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fetched = PTHREAD_COND_INITIALIZER;
+#define IN_FLIGHT_MAX 16
+static char in_flight[IN_FLIGHT_MAX][2 * ID_MAX + 8];
 
 bool upstream_enabled(void) { return enabled; }
 
@@ -253,6 +259,7 @@ static int progress(debuginfod_client *c, long a, long b)
     return (a > 0 && (uint64_t)a > cache_limit) || (b > 0 && (uint64_t)b > cache_limit);
 }
 
+/* Asks upstream (the lock not held); an fd of the checked file, or -errno. */
 static int fetch(const uint8_t *id, size_t len, bool debuginfo, const char *name)
 {
     debuginfod_client *cl = debuginfod_begin();
@@ -262,7 +269,7 @@ static int fetch(const uint8_t *id, size_t len, bool debuginfo, const char *name
     debuginfod_add_http_header(cl, UPSTREAM_HOP_HEADER ": 1");
     char *path = NULL;
     int fd = debuginfo ? debuginfod_find_debuginfo(cl, id, (int)len, &path)
-                   : debuginfod_find_executable(cl, id, (int)len, &path);
+                       : debuginfod_find_executable(cl, id, (int)len, &path);
     debuginfod_end(cl);
     if (fd < 0) {
         free(path);
@@ -275,7 +282,6 @@ static int fetch(const uint8_t *id, size_t len, bool debuginfo, const char *name
     }
     struct stat st;
     uint8_t got[ID_MAX];
-    int r = 0;
     const char *why = NULL;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
         why = "not a regular file";
@@ -286,18 +292,41 @@ static int fetch(const uint8_t *id, size_t len, bool debuginfo, const char *name
         why = "not an ELF file with the build-id asked";
     if (why) {
         mt_warn("upstream debuginfod: refusing %s: %s", name, why);
-        r = -ENOENT;
-    } else {
-        r = keep(fd, (uint64_t)st.st_size, name);
-        if (r < 0)
-            mt_warn("upstream cache %s: cannot keep %s: %s", cache_path, name, strerror(-r));
+        close(fd);
+        return -ENOENT;
     }
-    close(fd);
-    if (r < 0)
+    return fd;
+}
+
+/* Under the lock: the checked file into the cache, then the cache back
+ * under its limit. */
+static int store(int fd, const char *name)
+{
+    struct stat st;
+    int r = fstat(fd, &st) < 0 ? -errno : keep(fd, (uint64_t)st.st_size, name);
+    if (r < 0) {
+        mt_warn("upstream cache %s: cannot keep %s: %s", cache_path, name, strerror(-r));
         return r;
+    }
     mt_info("upstream debuginfod: fetched %s (%llu bytes)", name, (unsigned long long)st.st_size);
     evict(name);
     return 0;
+}
+
+static int flight_slot(const char *name, bool *busy)
+{
+    int free_slot = -1;
+    *busy = false;
+    for (int i = 0; i < IN_FLIGHT_MAX; i++) {
+        if (in_flight[i][0] == 0) {
+            if (free_slot < 0)
+                free_slot = i;
+        } else if (strcmp(in_flight[i], name) == 0) {
+            *busy = true;
+            return i;
+        }
+    }
+    return free_slot;
 }
 
 int upstream_open(const uint8_t *id, size_t len, bool debuginfo)
@@ -307,10 +336,29 @@ int upstream_open(const uint8_t *id, size_t len, bool debuginfo)
     char name[2 * ID_MAX + 8];
     name_of(id, len, debuginfo, name, sizeof(name));
     pthread_mutex_lock(&lock);
-    int fd = open_cached(name);
+    int fd, slot;
+    for (;;) {
+        fd = open_cached(name);
+        if (fd != -ENOENT)
+            break;
+        bool busy;
+        slot = flight_slot(name, &busy);
+        if (slot >= 0 && !busy)
+            break;
+        pthread_cond_wait(&fetched, &lock); /* that one in flight, or a free slot */
+    }
     if (fd == -ENOENT) {
-        int r = fetch(id, len, debuginfo, name);
-        fd = r < 0 ? r : open_cached(name);
+        snprintf(in_flight[slot], sizeof(in_flight[slot]), "%s", name);
+        pthread_mutex_unlock(&lock);
+        int got = fetch(id, len, debuginfo, name);
+        pthread_mutex_lock(&lock);
+        fd = got;
+        if (got >= 0) {
+            fd = store(got, name) < 0 ? -ENOENT : open_cached(name);
+            close(got);
+        }
+        in_flight[slot][0] = 0;
+        pthread_cond_broadcast(&fetched);
     }
     pthread_mutex_unlock(&lock);
     return fd < 0 ? -ENOENT : fd;
