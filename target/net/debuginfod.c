@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,13 @@ static struct byte_source *spool(struct dconn *c, uint64_t size, const char *nam
     if (!dir || !*dir)
         dir = "/tmp";
     int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+        /* A file system without O_TMPFILE: a named file, unlinked at once. */
+        char tmpl[PATH_MAX];
+        if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/memtrace-debuginfod.XXXXXX", dir) < sizeof(tmpl) &&
+            (fd = mkostemp(tmpl, O_CLOEXEC)) >= 0)
+            unlink(tmpl);
+    }
     if (fd < 0) {
         mt_warn("debuginfod %s: cannot keep %s: %s: %s", c->url, name, dir, strerror(errno));
         http_client_close(&c->http);
