@@ -48,7 +48,7 @@ int http_parse_url(const char *url, struct http_url *out, char *err, size_t errl
     }
     memcpy(out->host_port, h, hl);
     const char *p = h + hl;
-    if (*p == '?' || *p == '#') {
+    if (strpbrk(p, "?#")) {
         snprintf(err, errlen, "%s: a query or fragment has no place in a debuginfod URL", url);
         return -1;
     }
