@@ -104,54 +104,40 @@ void block_cache_put(struct block_cache *bc, uint64_t index, const void *data, u
     b->last_use = ++bc->tick;
 }
 
-/* Big reads (a whole .debug_line) go around the cache in big requests, but
- * take what the cache already holds rather than fetch it twice. */
-static int read_around(struct block_cache *bc, uint64_t off, uint8_t *out, size_t len)
-{
-    while (len > 0) {
-        uint64_t index = off / BLOCK;
-        struct block_cache_slot *b = find(bc, index);
-        if (b) {
-            size_t n = copy_out(b, off, out, len);
-            if (n == 0)
-                return -EIO;
-            off += n;
-            out += n;
-            len -= n;
-            continue;
-        }
-        uint64_t n = len < bc->direct_max ? len : bc->direct_max;
-        for (uint64_t k = index + 1; k <= (off + n - 1) / BLOCK; k++) {
-            if (find(bc, k)) {
-                n = k * BLOCK - off;
-                break;
-            }
-        }
-        int r = bc->fetch(bc->ctx, off, out, (uint32_t)n);
-        if (r < 0)
-            return r;
-        off += n;
-        out += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
+/* Big reads (a whole .debug_line, two blocks or more) go around the cache
+ * in big requests, but take what the cache already holds rather than fetch
+ * it twice; small ones go through it. */
 int block_cache_read(struct block_cache *bc, uint64_t size, uint64_t off, void *buf, size_t len)
 {
     uint8_t *out = buf;
-    if (len >= 2 * BLOCK)
-        return read_around(bc, off, out, len);
+    bool around = len >= 2 * BLOCK;
     while (len > 0) {
+        uint64_t index = off / BLOCK;
+        struct block_cache_slot *b = around ? find(bc, index) : NULL;
+        if (around && !b) {
+            uint64_t n = len < bc->direct_max ? len : bc->direct_max;
+            for (uint64_t k = index + 1; k <= (off + n - 1) / BLOCK; k++) {
+                if (find(bc, k)) {
+                    n = k * BLOCK - off;
+                    break;
+                }
+            }
+            int r = bc->fetch(bc->ctx, off, out, (uint32_t)n);
+            if (r < 0)
+                return r;
+            off += n;
+            out += n;
+            len -= (size_t)n;
+            continue;
+        }
         int err = 0;
-        struct block_cache_slot *b = load(bc, size, off / BLOCK, &err);
-        if (!b)
+        if (!b && !(b = load(bc, size, index, &err)))
             return err;
         size_t n = copy_out(b, off, out, len);
         if (n == 0)
             return -EIO;
-        out += n;
         off += n;
+        out += n;
         len -= n;
     }
     return 0;
