@@ -130,6 +130,8 @@ endif
 HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
 # The debuginfod endpoint (host-fs/http.c): Debian's libmicrohttpd-dev.
 HOSTFS_LIBS += -lmicrohttpd
+# --upstream (host-fs/upstream.c): elfutils' libdebuginfod (libdebuginfod-dev).
+HOSTFS_LIBS += -ldebuginfod
 # --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, linked statically into
 # memtrace so that the board binary stays self-contained (Debian's
 # libssl-dev ships libssl.a and libcrypto.a).  Cross builds unpack the

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "host-fs/build_id_index.h"
+#include "host-fs/upstream.h"
 #include "host-fs/clients.h"
 #include "host-fs/elf_build_id.h"
 #include "host-fs/http_request.h"
@@ -257,7 +258,7 @@ static int has_section(int fd, uint64_t size, const char *name)
 static int want_debuginfo(int fd, uint64_t size) { return has_section(fd, size, ".debug_info"); }
 static int want_executable(int fd, uint64_t size) { return has_section(fd, size, ".text"); }
 
-static int open_kind(const struct sysroot_set *s, const struct http_target *t, bool debuginfo)
+static int open_kind_local(const struct sysroot_set *s, const struct http_target *t, bool debuginfo)
 {
     /* The distribution's links first: NN/REST.debug (debug file) and
      * NN/REST (the object, where a distribution ships that link). */
@@ -281,6 +282,18 @@ static int open_kind(const struct sysroot_set *s, const struct http_target *t, b
     return build_id_index_open_if(s, t->build_id, t->build_id_len, want);
 }
 
+/* The sysroots, then (unless the request comes from a memtrace-fs fetching
+ * upstream itself) the upstream servers. */
+static int open_kind(struct MHD_Connection *c, const struct sysroot_set *s,
+                     const struct http_target *t, bool debuginfo)
+{
+    int fd = open_kind_local(s, t, debuginfo);
+    if (fd == -ENOENT && upstream_enabled() &&
+        !MHD_lookup_connection_value(c, MHD_HEADER_KIND, UPSTREAM_HOP_HEADER))
+        fd = upstream_open(t->build_id, t->build_id_len, debuginfo);
+    return fd;
+}
+
 static enum MHD_Result serve_file(struct MHD_Connection *c, const struct sysroot_set *s, int fd,
                                   const char *peer, const char *what)
 {
@@ -299,7 +312,7 @@ static enum MHD_Result serve_section(struct MHD_Connection *c, const struct sysr
 {
     /* debuginfod's order: the debug file, then the executable. */
     for (int pass = 0; pass < 2; pass++) {
-        int fd = open_kind(s, t, pass == 0);
+        int fd = open_kind(c, s, t, pass == 0);
         if (fd < 0)
             continue;
         struct stat st;
@@ -392,10 +405,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return serve_metrics(c);
     case HTTP_DEBUGINFO:
         count(&m_requests[M_DEBUGINFO], 1);
-        return serve_file(c, h->sysroots, open_kind(h->sysroots, &t, true), peer, "debuginfo");
+        return serve_file(c, h->sysroots, open_kind(c, h->sysroots, &t, true), peer, "debuginfo");
     case HTTP_EXECUTABLE:
         count(&m_requests[M_EXECUTABLE], 1);
-        return serve_file(c, h->sysroots, open_kind(h->sysroots, &t, false), peer, "executable");
+        return serve_file(c, h->sysroots, open_kind(c, h->sysroots, &t, false), peer, "executable");
     case HTTP_SOURCE: {
         count(&m_requests[M_SOURCE], 1);
         /* Sources of a build-id this server knows, from the sysroot's jail. */

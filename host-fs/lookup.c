@@ -9,6 +9,7 @@
 
 #include "host-fs/build_id_index.h"
 #include "host-fs/safe_path.h"
+#include "host-fs/upstream.h"
 
 /* An escape or a loop says more than "not found": report it over ENOENT. */
 static int worse(int a, int b)
@@ -44,6 +45,14 @@ int lookup_build_id(const struct sysroot_set *s, const uint8_t *id, size_t len)
     int fd = lookup_path(s, path);
     if (fd == -ENOENT)
         fd = build_id_index_open(s, id, len); /* the object itself, unstripped */
+    return fd;
+}
+
+int lookup_build_id_or_upstream(const struct sysroot_set *s, const uint8_t *id, size_t len)
+{
+    int fd = lookup_build_id(s, id, len);
+    if (fd == -ENOENT && upstream_enabled())
+        fd = upstream_open(id, len, true);
     return fd;
 }
 

@@ -19,6 +19,9 @@ struct sysroot_set {
 /* Each returns an fd of a regular file inside one sysroot, or a negative errno. */
 int lookup_path(const struct sysroot_set *s, const char *abs_path);
 int lookup_build_id(const struct sysroot_set *s, const uint8_t *id, size_t len);
+/* lookup_build_id, then the upstream debuginfod servers (host-fs/upstream.h)
+ * for a debug file the sysroots lack. */
+int lookup_build_id_or_upstream(const struct sysroot_set *s, const uint8_t *id, size_t len);
 int lookup_debuglink(const struct sysroot_set *s, const char *obj_path, const char *name,
                      uint32_t crc);
 

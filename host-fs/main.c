@@ -24,6 +24,7 @@
 #include "host-fs/publish.h"
 #include "host-fs/refusal_log.h"
 #include "host-fs/session.h"
+#include "host-fs/upstream.h"
 #include "shared/log.h"
 #include "shared/version.h"
 #include "shared/wire.h"
@@ -51,6 +52,10 @@ struct options {
     const char *http_port; /* --http; NULL: the default */
     bool no_http;
     struct allow_list allow;
+    const char *upstream[16]; /* --upstream URL... */
+    int nupstream;
+    const char *cache_dir;
+    uint64_t cache_size;
 };
 
 static void usage(FILE *f)
@@ -74,6 +79,13 @@ static void usage(FILE *f)
             "                              0 picks one); same --bind, --allow, limits;\n"
             "                              not with --connect or --key\n"
             "      --no-http               no debuginfod endpoint\n"
+            "      --upstream URL          fetch the debug files and executables the\n"
+            "                              sysroots lack by build-id from this debuginfod\n"
+            "                              server (repeatable; default $DEBUGINFOD_URLS)\n"
+            "      --cache-dir DIR         where fetched files are kept (default\n"
+            "                              ~/.cache/memtrace-fs)\n"
+            "      --cache-size BYTES      at most this much there, least recently used\n"
+            "                              evicted first (K, M, G; default 1G)\n"
             "  -q, --quiet                 only warnings and errors\n"
             "  -h, --help                  this text\n"
             "  -V, --version               version\n",
@@ -264,6 +276,9 @@ int main(int argc, char **argv)
         { "quiet", no_argument, NULL, 'q' },
         { "http", required_argument, NULL, 0x100 },
         { "no-http", no_argument, NULL, 0x101 },
+        { "upstream", required_argument, NULL, 0x102 },
+        { "cache-dir", required_argument, NULL, 0x103 },
+        { "cache-size", required_argument, NULL, 0x104 },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -292,6 +307,20 @@ int main(int argc, char **argv)
         case 'q': o.quiet = true; break;
         case 0x100: o.http_port = optarg; break;
         case 0x101: o.no_http = true; break;
+        case 0x102:
+            if (o.nupstream == (int)(sizeof(o.upstream) / sizeof(o.upstream[0]))) {
+                mt_error("--upstream: at most %d", o.nupstream);
+                return 2;
+            }
+            o.upstream[o.nupstream++] = optarg;
+            break;
+        case 0x103: o.cache_dir = optarg; break;
+        case 0x104:
+            if (upstream_parse_size(optarg, &o.cache_size) < 0) {
+                mt_error("--cache-size: a size in bytes (K, M or G suffix), not %s", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': print_version(); return 0;
         default: usage(stderr); return 2;
@@ -316,6 +345,13 @@ int main(int argc, char **argv)
             mt_error("%s", kerr);
             return 2;
         }
+    }
+    char uerr[512];
+    if (upstream_configure(o.upstream, o.nupstream, o.cache_dir, o.cache_size, uerr,
+                           sizeof(uerr)) < 0) {
+        mt_error("%s", uerr);
+        wire_key_free(key);
+        return 2;
     }
     clients_configure();
     struct sysroot_set set = { 0 };

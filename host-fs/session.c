@@ -212,8 +212,8 @@ static void serve_loop(struct session *s)
             do_open(s, lookup_path(s->cfg->sysroots, s->msg.path), s->msg.path);
             break;
         case WIRE_OPEN_BUILD_ID:
-            do_open(s, lookup_build_id(s->cfg->sysroots, s->msg.build_id,
-                                       s->msg.build_id_len), "build-id");
+            do_open(s, lookup_build_id_or_upstream(s->cfg->sysroots, s->msg.build_id,
+                                                   s->msg.build_id_len), "build-id");
             break;
         case WIRE_OPEN_DEBUGLINK:
             do_open(s, lookup_debuglink(s->cfg->sysroots, s->msg.path, s->msg.name,

@@ -15,6 +15,8 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       libiberty-dev
       # memtrace-fs's debuginfod endpoint (libmicrohttpd), and its test oracle
       libmicrohttpd-dev debuginfod curl
+      # memtrace-fs --upstream: fetches from debuginfod servers (host only)
+      libdebuginfod-dev
       # arm/aarch64 cross builds with clang + lld (gcc-<triple> would remove
       # gcc-multilib), target zlib from binutils-source, qemu + gdb for the
       # snapshot tests: see selftest/cross-zlib.sh and the Makefile

@@ -34,6 +34,9 @@ export MT_TARGET_CFLAGS
 # not judge the half-born child.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Tests send nothing to debuginfod servers of the environment (Debian sets
+# one for login shells): those that want one set it.
+unset DEBUGINFOD_URLS
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 
 tmproot=$(mktemp -d /tmp/memtrace-tests.XXXXXX)

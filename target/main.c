@@ -15,6 +15,7 @@
 #include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
+#include "target/net/debuginfod.h"
 #include "target/net/remote.h"
 #include "target/heap/timeline.h"
 #include "target/record/record.h"
@@ -51,6 +52,11 @@ static void usage(FILE *out)
           "  -c, --connect HOST[:PORT]  fetch files from memtrace-fs on HOST\n"
           "  -l, --listen ADDR[:PORT]   wait for memtrace-fs -c to connect in\n"
           "  -m, --mdns             find memtrace-fs by an mDNS query on the LAN\n"
+          "      --debuginfod URL   fetch debug files missing on the target by build-id\n"
+          "                         from a debuginfod server (http://HOST:PORT; memtrace-fs\n"
+          "                         --http, or elfutils' debuginfod), after local files;\n"
+          "                         repeatable.  Without it (and without -c, -l or a\n"
+          "                         memtrace-fs found by -m), $DEBUGINFOD_URLS is used\n"
           "      --key FILE         the pre-shared key memtrace-fs --key FILE has: both\n"
           "                         sides authenticated, the connection encrypted\n"
           "                         (TLS 1.3 PSK; not in 32-bit x86 builds)\n"
@@ -95,7 +101,7 @@ static void print_version(void)
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
        OPT_ADDRESSES, OPT_KEY, OPT_ENGINE, OPT_RECORD, OPT_RECORD_INTERVAL, OPT_RECORD_MAX,
-       OPT_REPLAY, OPT_AT, OPT_DIFF };
+       OPT_REPLAY, OPT_AT, OPT_DIFF, OPT_DEBUGINFOD };
 
 struct cli {
     pid_t pid;
@@ -116,6 +122,8 @@ struct cli {
     const char *key_file;   /* --key */
     const char *sysroots[FILE_LOCATOR_MAX];
     int nsysroots;
+    const char *debuginfod[FILE_LOCATOR_MAX / 2]; /* --debuginfod URL... */
+    int ndebuginfod;
     struct session_leak_options leak;   /* -a, --leak-exitcode, --suppressions */
     const char *record;     /* --record FILE */
     const char *replay;     /* --replay FILE */
@@ -162,6 +170,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"listen", required_argument, NULL, 'l'},
         {"mdns", no_argument, NULL, 'm'},
         {"key", required_argument, NULL, OPT_KEY},
+        {"debuginfod", required_argument, NULL, OPT_DEBUGINFOD},
         {"addr2line", no_argument, NULL, OPT_ADDR2LINE},
         {"inlines", no_argument, NULL, 'i'},
         {"addresses", no_argument, NULL, OPT_ADDRESSES},
@@ -219,6 +228,13 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             break;
         case 'c': cli->connect = optarg; break;
         case OPT_KEY: cli->key_file = optarg; break;
+        case OPT_DEBUGINFOD:
+            if (cli->ndebuginfod == FILE_LOCATOR_MAX / 2) {
+                mt_error("--debuginfod: too many");
+                return -1;
+            }
+            cli->debuginfod[cli->ndebuginfod++] = optarg;
+            break;
         case 'l': cli->listen = optarg; break;
         case 'm': cli->mdns = true; break;
         case OPT_ADDR2LINE: cli->addr2line = true; break;
@@ -311,6 +327,49 @@ static int select_engine(const struct cli *cli, struct tracer_options *topts)
     return 0;
 }
 
+/* debuginfod servers come after the target's own files: only what the
+ * target lacks goes on the network.  --debuginfod URL wins; else, when no
+ * memtrace-fs serves this run (no -c or -l, none found by -m),
+ * $DEBUGINFOD_URLS (space-separated, as elfutils reads it; https:// entries
+ * are skipped: memtrace's small client speaks plain HTTP). */
+static int add_debuginfod(const struct cli *cli, struct file_locator *loc, bool env_allowed)
+{
+    char err[256];
+    for (int i = 0; i < cli->ndebuginfod; i++) {
+        struct file_provider *p = debuginfod_provider_new(cli->debuginfod[i], NET_TIMEOUT_MS, err,
+                                                          sizeof(err));
+        if (!p) {
+            mt_error("--debuginfod: %s", err);
+            return -1;
+        }
+        if (file_locator_add(loc, p) < 0) {
+            p->ops->destroy(p);
+            mt_error("--debuginfod: too many file providers");
+            return -1;
+        }
+    }
+    const char *env = getenv("DEBUGINFOD_URLS");
+    if (cli->ndebuginfod > 0 || !env_allowed || !env)
+        return 0;
+    char *urls = strdup(env);
+    if (!urls)
+        return 0;
+    char *save = NULL;
+    for (char *u = strtok_r(urls, " \t\n", &save); u; u = strtok_r(NULL, " \t\n", &save)) {
+        struct file_provider *p = debuginfod_provider_new(u, NET_TIMEOUT_MS, err, sizeof(err));
+        if (!p) {
+            mt_info("DEBUGINFOD_URLS: skipping %s", err);
+            continue;
+        }
+        if (file_locator_add(loc, p) < 0) {
+            p->ops->destroy(p);
+            break;
+        }
+    }
+    free(urls);
+    return 0;
+}
+
 static int build_locator(const struct cli *cli, struct file_locator *loc)
 {
     file_locator_init(loc);
@@ -355,7 +414,7 @@ static int build_locator(const struct cli *cli, struct file_locator *loc)
     if (remote)
         file_locator_add(loc, remote);
     file_locator_add(loc, file_provider_sysroot("/"));
-    return 0;
+    return add_debuginfod(cli, loc, !remote && !cli->connect && !cli->listen);
 }
 
 /* The exit status of memtrace: the program's own when it ended, as strace

@@ -44,6 +44,7 @@ max_len_of() {
         elf|line) echo 65536 ;;
         mdns) echo 1500 ;;
         http) echo 8192 ;;
+        http_response) echo 9000 ;;
         demangle) echo 512 ;;
         expr|x86_insn) echo 256 ;;
         *) echo 4096 ;;

@@ -66,6 +66,7 @@ C
 # port; sets FS_PID and FS_PORT.
 start_fs() {
     local log=$1; shift
+    : >"$log"   # a log reused from an earlier start must not answer for this one
     "$@" >"$log" 2>&1 3>&- &
     FS_PID=$!
     FS_PORT=

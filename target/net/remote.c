@@ -10,23 +10,14 @@
 #include "shared/wire.h"
 #include "shared/wire_net.h"
 #include "shared/xalloc.h"
+#include "target/files/block_cache.h"
 #include "target/net/remote_conn.h"
 
-/* Each source caches a few blocks: ELF and DWARF readers come back to the
- * same headers and tables again and again.  Bounded: 4 x 64 KiB per file, and
+/* Each source caches 4 blocks of 64 KiB (target/files/block_cache.h), and
  * REMOTE_CACHE_BUDGET blocks per provider (past it, one block per open file). */
-#define BLOCK_SIZE (64u * 1024u)
 #define CACHE_BLOCKS 4
 
 enum open_kind { OPEN_PATH, OPEN_BUILD_ID, OPEN_DEBUGLINK };
-
-struct cache_block {
-    uint8_t *data;  /* NULL until first used */
-    uint64_t index; /* block number in the file */
-    uint32_t len;
-    uint64_t last_use;
-    bool valid;
-};
 
 struct remote_source {
     struct byte_source base;
@@ -41,8 +32,7 @@ struct remote_source {
     size_t id_len;
     uint8_t file_id[WIRE_MAX_BUILD_ID]; /* build-id memtrace-fs reported */
     size_t file_id_len;
-    struct cache_block cache[CACHE_BLOCKS];
-    uint64_t tick;
+    struct block_cache cache;
 };
 
 struct remote_provider {
@@ -113,128 +103,15 @@ static int fetch(struct remote_source *s, uint64_t off, void *buf, uint32_t len)
     return 0;
 }
 
-static struct cache_block *find_cached(struct remote_source *s, uint64_t index)
+static int fetch_block(void *ctx, uint64_t off, void *buf, uint32_t len)
 {
-    for (int i = 0; i < CACHE_BLOCKS; i++)
-        if (s->cache[i].valid && s->cache[i].index == index)
-            return &s->cache[i];
-    return NULL;
-}
-
-/* Copies what block b holds of [off, off+len); returns the byte count. */
-static size_t copy_from_block(const struct cache_block *b, uint64_t off, uint8_t *out,
-                              size_t len)
-{
-    uint64_t in_block = off - b->index * BLOCK_SIZE;
-    if (in_block >= b->len)
-        return 0;
-    size_t n = b->len - in_block;
-    if (n > len)
-        n = len;
-    memcpy(out, b->data + in_block, n);
-    return n;
-}
-
-/* The slot to fill next: an empty allocated one, else a new one while the
- * provider's budget allows, else this file's least recently used one. */
-static struct cache_block *pick_victim(struct remote_source *s)
-{
-    struct cache_block *unallocated = NULL, *lru = NULL;
-    for (int i = 0; i < CACHE_BLOCKS; i++) {
-        struct cache_block *b = &s->cache[i];
-        if (!b->data) {
-            if (!unallocated)
-                unallocated = b;
-            continue;
-        }
-        if (!b->valid)
-            return b;
-        if (!lru || b->last_use < lru->last_use)
-            lru = b;
-    }
-    if (unallocated && (!lru || s->conn->cache_blocks < REMOTE_CACHE_BUDGET)) {
-        unallocated->data = xmalloc(BLOCK_SIZE);
-        s->conn->cache_blocks++;
-        return unallocated;
-    }
-    return lru;
-}
-
-static struct cache_block *get_block(struct remote_source *s, uint64_t index, int *err)
-{
-    struct cache_block *hit = find_cached(s, index);
-    if (hit) {
-        hit->last_use = ++s->tick;
-        return hit;
-    }
-    struct cache_block *victim = pick_victim(s);
-    uint64_t off = index * BLOCK_SIZE;
-    uint64_t left = s->base.size - off;
-    uint32_t len = left < BLOCK_SIZE ? (uint32_t)left : BLOCK_SIZE;
-    victim->valid = false;
-    *err = fetch(s, off, victim->data, len);
-    if (*err < 0)
-        return NULL;
-    victim->valid = true;
-    victim->index = index;
-    victim->len = len;
-    victim->last_use = ++s->tick;
-    return victim;
-}
-
-/* Big reads (a whole .debug_line) go around the cache in big requests, but
- * take what the cache already holds rather than fetch it twice. */
-static int read_around_cache(struct remote_source *s, uint64_t off, uint8_t *out, size_t len)
-{
-    while (len > 0) {
-        uint64_t index = off / BLOCK_SIZE;
-        struct cache_block *b = find_cached(s, index);
-        if (b) {
-            size_t n = copy_from_block(b, off, out, len);
-            if (n == 0)
-                return -EIO;
-            off += n;
-            out += n;
-            len -= n;
-            continue;
-        }
-        uint64_t n = len < REMOTE_MAX_CHUNK ? len : REMOTE_MAX_CHUNK;
-        for (uint64_t k = index + 1; k <= (off + n - 1) / BLOCK_SIZE; k++) {
-            if (find_cached(s, k)) {
-                n = k * BLOCK_SIZE - off;
-                break;
-            }
-        }
-        int r = fetch(s, off, out, (uint32_t)n);
-        if (r < 0)
-            return r;
-        off += n;
-        out += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return fetch(ctx, off, buf, len);
 }
 
 static int remote_source_read(struct byte_source *src, uint64_t off, void *buf, size_t len)
 {
     struct remote_source *s = (struct remote_source *)src;
-    uint8_t *out = buf;
-    if (len >= 2 * BLOCK_SIZE)
-        return read_around_cache(s, off, out, len);
-    while (len > 0) {
-        uint64_t index = off / BLOCK_SIZE;
-        int err = 0;
-        struct cache_block *b = get_block(s, index, &err);
-        if (!b)
-            return err;
-        size_t n = copy_from_block(b, off, out, len);
-        if (n == 0)
-            return -EIO;
-        out += n;
-        off += n;
-        len -= n;
-    }
-    return 0;
+    return block_cache_read(&s->cache, s->base.size, off, buf, len);
 }
 
 static void remote_source_close(struct byte_source *src)
@@ -246,11 +123,7 @@ static void remote_source_close(struct byte_source *src)
         wire_encode_close(&c->out, s->handle);
         remote_conn_call(c, WIRE_CLOSED);
     }
-    for (int i = 0; i < CACHE_BLOCKS; i++) {
-        if (s->cache[i].data)
-            c->cache_blocks--;
-        free(s->cache[i].data);
-    }
+    block_cache_free(&s->cache);
     remote_conn_unref(c);
     free(s->path);
     free(s->link_name);
@@ -303,6 +176,8 @@ static struct byte_source *open_remote(struct remote_provider *p, struct remote_
     s->generation = c->generation;
     s->file_id_len = c->msg.build_id_len;
     memcpy(s->file_id, c->msg.build_id, s->file_id_len);
+    block_cache_init(&s->cache, CACHE_BLOCKS, &c->cache_blocks, REMOTE_CACHE_BUDGET,
+                     REMOTE_MAX_CHUNK, fetch_block, s);
     return &s->base;
 }
 
