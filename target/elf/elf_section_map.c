@@ -1,0 +1,335 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "target/elf/elf_section_map.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "shared/xalloc.h"
+#include "target/elf/elf_compress.h"
+#include "target/files/cursor.h"
+
+/* Bytes made resident (and given back) at a time.  Small enough that a
+ * lookup touching one line program holds little more than it; a multiple of
+ * the page size so that madvise can give a chunk back. */
+#define CHUNK_BYTES (16u * 1024)
+/* Compressed input read per file read. */
+#define INPUT_BYTES (8u * 1024)
+
+struct section_map {
+    struct elf_file *f;
+    uint64_t file_off, file_len;   /* the raw or zlib bytes in the file */
+    bool compressed;
+    size_t size;                   /* decompressed bytes */
+    uint8_t *base;                 /* mapping of map_len bytes */
+    size_t map_len;
+    size_t chunk;                  /* CHUNK_BYTES or the page size */
+    size_t nchunks;
+    uint32_t *stamp;               /* 0: not resident; else last use */
+    uint32_t clock;
+    size_t resident, budget;       /* in chunks */
+    bool broken;                   /* the stream failed once: stays zeros */
+
+    /* The inflate stream and where it stands. */
+    z_stream z;
+    bool z_live;
+    uint64_t z_out;                /* decompressed bytes produced */
+    uint64_t z_in;                 /* next file byte to feed */
+    uint8_t *in;
+    uint8_t *scratch;              /* output nobody asked for */
+};
+
+static bool read_header(struct section_map *m, const struct elf_section *s, uint64_t *size, int *rc)
+{
+    struct elf_file *f = m->f;
+    if (s->flags & SHF_COMPRESSED) {
+        bool is64 = elf_file_class(f) == 64;
+        size_t hdr = is64 ? sizeof(Elf64_Chdr) : sizeof(Elf32_Chdr);
+        uint8_t buf[sizeof(Elf64_Chdr)];
+        if (s->size < hdr) {
+            *rc = -EINVAL;
+            return false;
+        }
+        *rc = elf_file_read(f, s->offset, buf, hdr);
+        if (*rc < 0)
+            return false;
+        struct cursor c;
+        cursor_init(&c, buf, hdr, elf_file_big_endian(f));
+        uint32_t type = cursor_u32(&c);
+        if (is64)
+            cursor_u32(&c); /* ch_reserved */
+        *size = is64 ? cursor_u64(&c) : cursor_u32(&c);
+        if (type != ELFCOMPRESS_ZLIB) {
+            *rc = -ENOTSUP;
+            return false;
+        }
+        m->compressed = true;
+        m->file_off = s->offset + hdr;
+        m->file_len = s->size - hdr;
+        return true;
+    }
+    if (strncmp(s->name, ".zdebug", 7) == 0) {
+        uint8_t buf[12];
+        if (s->size < sizeof(buf)) {
+            *rc = -EINVAL;
+            return false;
+        }
+        *rc = elf_file_read(f, s->offset, buf, sizeof(buf));
+        if (*rc < 0)
+            return false;
+        if (memcmp(buf, "ZLIB", 4) != 0) {
+            *rc = -EINVAL;
+            return false;
+        }
+        struct cursor c;
+        cursor_init(&c, buf + 4, 8, true);
+        *size = cursor_u64(&c);
+        m->compressed = true;
+        m->file_off = s->offset + sizeof(buf);
+        m->file_len = s->size - sizeof(buf);
+        return true;
+    }
+    *size = s->size;
+    m->file_off = s->offset;
+    m->file_len = s->size;
+    return true;
+}
+
+struct section_map *section_map_open(struct elf_file *f, const struct elf_section *s, size_t budget, int *rc)
+{
+    int dummy;
+    if (!rc)
+        rc = &dummy;
+    *rc = -ENOENT;
+    if (!s || s->type == SHT_NOBITS || s->type == SHT_NULL)
+        return NULL;
+    if (s->offset > elf_file_size(f) || s->size > elf_file_size(f) - s->offset) {
+        *rc = -ERANGE;
+        return NULL;
+    }
+    struct section_map *m = xcalloc(1, sizeof(*m));
+    m->f = f;
+    uint64_t size;
+    if (!read_header(m, s, &size, rc)) {
+        free(m);
+        return NULL;
+    }
+    /* The same limits as loading the section whole: deflate cannot expand
+     * more than ~1032:1, so a header claiming more is lying. */
+    if (size > ELF_SECTION_MAX_BYTES || (m->compressed && size / 1032 > m->file_len + 64)) {
+        *rc = m->compressed && size <= ELF_SECTION_MAX_BYTES ? -EINVAL : -EFBIG;
+        free(m);
+        return NULL;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    m->chunk = page > (long)CHUNK_BYTES ? (size_t)page : CHUNK_BYTES;
+    m->size = (size_t)size;
+    m->nchunks = (m->size + m->chunk - 1) / m->chunk;
+    m->map_len = m->nchunks ? m->nchunks * m->chunk : m->chunk;
+    void *p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        *rc = -ENOMEM;
+        free(m);
+        return NULL;
+    }
+    m->base = p;
+    m->stamp = xcalloc(m->nchunks ? m->nchunks : 1, sizeof(*m->stamp));
+    m->budget = budget ? (budget + m->chunk - 1) / m->chunk : SIZE_MAX;
+    if (m->budget < 2)
+        m->budget = 2;
+    *rc = 0;
+    return m;
+}
+
+void section_map_park(struct section_map *m)
+{
+    if (!m)
+        return;
+    if (m->z_live)
+        inflateEnd(&m->z);
+    m->z_live = false;
+    free(m->in);
+    free(m->scratch);
+    m->in = m->scratch = NULL;
+}
+
+void section_map_close(struct section_map *m)
+{
+    if (!m)
+        return;
+    section_map_park(m);
+    munmap(m->base, m->map_len);
+    free(m->stamp);
+    free(m);
+}
+
+const uint8_t *section_map_data(const struct section_map *m) { return m->base; }
+size_t section_map_size(const struct section_map *m) { return m->size; }
+
+size_t section_map_memory(const struct section_map *m)
+{
+    size_t n = sizeof(*m) + m->nchunks * sizeof(*m->stamp) + m->resident * m->chunk;
+    if (m->z_live)
+        n += 7 * 1024 + 32 * 1024; /* inflate's state and window */
+    if (m->in)
+        n += INPUT_BYTES + m->chunk;
+    return n;
+}
+
+static bool restart(struct section_map *m)
+{
+    if (m->z_live)
+        inflateEnd(&m->z);
+    memset(&m->z, 0, sizeof(m->z));
+    m->z_live = inflateInit(&m->z) == Z_OK;
+    if (!m->z_live)
+        return false;
+    if (!m->in)
+        m->in = xmalloc(INPUT_BYTES);
+    if (!m->scratch)
+        m->scratch = xmalloc(m->chunk);
+    m->z_out = 0;
+    m->z_in = m->file_off;
+    return true;
+}
+
+/* Produces exactly n more bytes of the stream into dst. */
+static bool inflate_into(struct section_map *m, uint8_t *dst, size_t n)
+{
+    z_stream *z = &m->z;
+    z->next_out = dst;
+    z->avail_out = (uInt)n;
+    uint64_t end = m->file_off + m->file_len;
+    while (z->avail_out > 0) {
+        if (z->avail_in == 0) {
+            uint64_t left = end - m->z_in;
+            size_t take = left < INPUT_BYTES ? (size_t)left : INPUT_BYTES;
+            if (take == 0 || elf_file_read(m->f, m->z_in, m->in, take) != 0)
+                return false;
+            m->z_in += take;
+            z->next_in = m->in;
+            z->avail_in = (uInt)take;
+        }
+        uInt before = z->avail_out;
+        int zr = inflate(z, Z_NO_FLUSH);
+        m->z_out += before - z->avail_out;
+        if (zr == Z_STREAM_END && z->avail_out > 0)
+            return false; /* shorter than its header says */
+        if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && z->avail_in == 0))
+            return false;
+    }
+    return true;
+}
+
+static void evict(struct section_map *m, size_t keep_lo, size_t keep_hi)
+{
+    size_t victim = SIZE_MAX;
+    for (size_t i = 0; i < m->nchunks; i++)
+        if (m->stamp[i] && (i < keep_lo || i > keep_hi) && (victim == SIZE_MAX || m->stamp[i] < m->stamp[victim]))
+            victim = i;
+    if (victim == SIZE_MAX)
+        return;
+    madvise(m->base + victim * m->chunk, m->chunk, MADV_DONTNEED);
+    m->stamp[victim] = 0;
+    m->resident--;
+}
+
+static size_t chunk_len(const struct section_map *m, size_t k)
+{
+    size_t lo = k * m->chunk;
+    return m->size - lo < m->chunk ? m->size - lo : m->chunk;
+}
+
+static void mark(struct section_map *m, size_t k)
+{
+    if (!m->stamp[k])
+        m->resident++;
+    if (++m->clock == 0) { /* wrapped: age everything to 1 */
+        for (size_t i = 0; i < m->nchunks; i++)
+            if (m->stamp[i])
+                m->stamp[i] = 1;
+        m->clock = 2;
+    }
+    m->stamp[k] = m->clock;
+}
+
+/* Inflates chunk k into place, from wherever the stream stands (forward),
+ * or from the start.  Chunks passed on the way are kept while the budget
+ * has room for them (one slot stays for chunk k), else inflated into
+ * scratch. */
+static bool load_compressed(struct section_map *m, size_t k)
+{
+    uint64_t target = (uint64_t)k * m->chunk;
+    if ((!m->z_live || m->z_out > target) && !restart(m))
+        return false;
+    while (m->z_out < target) {
+        size_t j = (size_t)(m->z_out / m->chunk);
+        size_t n = (size_t)(target - m->z_out) < m->chunk ? (size_t)(target - m->z_out) : m->chunk;
+        bool keep = m->z_out % m->chunk == 0 && !m->stamp[j] && m->resident + 1 < m->budget;
+        if (!inflate_into(m, keep ? m->base + m->z_out : m->scratch, n))
+            return false;
+        if (keep)
+            mark(m, j);
+        /* Zeros where a chunk was given back mid-way are fine: it is not
+         * resident, so nobody reads it as data. */
+    }
+    return inflate_into(m, m->base + target, chunk_len(m, k));
+}
+
+static bool load(struct section_map *m, size_t k, size_t keep_lo, size_t keep_hi)
+{
+    while (m->resident >= m->budget) {
+        size_t before = m->resident;
+        evict(m, keep_lo, keep_hi);
+        if (m->resident == before)
+            break; /* everything resident is in the range being ensured */
+    }
+    bool ok;
+    if (m->compressed) {
+        ok = load_compressed(m, k);
+        /* At the end the stream has nothing more to give. */
+        if (ok && m->z_out >= m->size)
+            section_map_park(m);
+    }
+    else
+        ok = elf_file_read(m->f, m->file_off + (uint64_t)k * m->chunk, m->base + k * m->chunk,
+                           chunk_len(m, k)) == 0;
+    if (!ok) {
+        /* Whatever half-chunk was written must not pass for data. */
+        memset(m->base + k * m->chunk, 0, chunk_len(m, k));
+        if (m->compressed) {
+            m->broken = true;
+            section_map_park(m);
+        }
+        return false;
+    }
+    mark(m, k);
+    return true;
+}
+
+bool section_map_ensure(struct section_map *m, uint64_t off, uint64_t len)
+{
+    if (!m || off > m->size || len > m->size - off)
+        return false;
+    if (len == 0)
+        return true;
+    if (m->broken)
+        return false;
+    size_t lo = (size_t)(off / m->chunk), hi = (size_t)((off + len - 1) / m->chunk);
+    for (size_t k = lo; k <= hi; k++) {
+        if (m->stamp[k]) {
+            mark(m, k);
+            continue;
+        }
+        if (!load(m, k, lo, hi))
+            return false;
+    }
+    return true;
+}
