@@ -8,7 +8,8 @@
 #include "shared/xalloc.h"
 #include "target/files/cursor.h"
 
-#define CHUNK 65536
+/* Compressed input read at a time: small, the unit buffer is the big one. */
+#define CHUNK 8192
 
 struct info_stream {
     struct elf_file *f;

@@ -11,9 +11,9 @@
  * stays for lookups, which decode one line program at a time; the others
  * serve the walk over .debug_info, which reads them unit by unit, mostly
  * forward.  Strings are read in no order and are small: kept whole. */
-#define LINE_BUDGET (64u * 1024)
-#define ABBREV_BUDGET (32u * 1024)
-#define RANGES_BUDGET (32u * 1024)
+#define LINE_BUDGET (32u * 1024)
+#define ABBREV_BUDGET (16u * 1024)
+#define RANGES_BUDGET (16u * 1024)
 #define WHOLE 0
 
 struct line_object {

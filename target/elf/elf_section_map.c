@@ -21,7 +21,7 @@
  * the page size so that madvise can give a chunk back. */
 #define CHUNK_BYTES (16u * 1024)
 /* Compressed input read per file read. */
-#define INPUT_BYTES (8u * 1024)
+#define INPUT_BYTES (4u * 1024)
 
 struct section_map {
     struct elf_file *f;
@@ -43,7 +43,6 @@ struct section_map {
     uint64_t z_out;                /* decompressed bytes produced */
     uint64_t z_in;                 /* next file byte to feed */
     uint8_t *in;
-    uint8_t *scratch;              /* output nobody asked for */
 };
 
 static bool read_header(struct section_map *m, const struct elf_section *s, uint64_t *size, int *rc)
@@ -156,8 +155,7 @@ void section_map_park(struct section_map *m)
         inflateEnd(&m->z);
     m->z_live = false;
     free(m->in);
-    free(m->scratch);
-    m->in = m->scratch = NULL;
+    m->in = NULL;
 }
 
 void section_map_close(struct section_map *m)
@@ -179,7 +177,7 @@ size_t section_map_memory(const struct section_map *m)
     if (m->z_live)
         n += 7 * 1024 + 32 * 1024; /* inflate's state and window */
     if (m->in)
-        n += INPUT_BYTES + m->chunk;
+        n += INPUT_BYTES;
     return n;
 }
 
@@ -193,8 +191,6 @@ static bool restart(struct section_map *m)
         return false;
     if (!m->in)
         m->in = xmalloc(INPUT_BYTES);
-    if (!m->scratch)
-        m->scratch = xmalloc(m->chunk);
     m->z_out = 0;
     m->z_in = m->file_off;
     return true;
@@ -263,7 +259,7 @@ static void mark(struct section_map *m, size_t k)
 /* Inflates chunk k into place, from wherever the stream stands (forward),
  * or from the start.  Chunks passed on the way are kept while the budget
  * has room for them (one slot stays for chunk k), else inflated into
- * scratch. */
+ * chunk k's place, which its own bytes then overwrite. */
 static bool load_compressed(struct section_map *m, size_t k)
 {
     uint64_t target = (uint64_t)k * m->chunk;
@@ -273,7 +269,8 @@ static bool load_compressed(struct section_map *m, size_t k)
         size_t j = (size_t)(m->z_out / m->chunk);
         size_t n = (size_t)(target - m->z_out) < m->chunk ? (size_t)(target - m->z_out) : m->chunk;
         bool keep = m->z_out % m->chunk == 0 && !m->stamp[j] && m->resident + 1 < m->budget;
-        if (!inflate_into(m, keep ? m->base + m->z_out : m->scratch, n))
+        /* Output nobody asked for goes where chunk k will be written. */
+        if (!inflate_into(m, keep ? m->base + m->z_out : m->base + target, n))
             return false;
         if (keep)
             mark(m, j);
