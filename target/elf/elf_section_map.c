@@ -22,6 +22,21 @@
 #define CHUNK_BYTES (16u * 1024)
 /* Compressed input read per file read. */
 #define INPUT_BYTES (4u * 1024)
+/* Checkpoints: at most MAX_CHECKPOINTS, at least CHECKPOINT_SPAN output
+ * bytes apart, each with deflate's 32 KiB window kept deflated itself. */
+#define MAX_CHECKPOINTS 16u
+#define CHECKPOINT_SPAN (128u * 1024)
+#define WINDOW_BYTES 32768u
+
+/* Where inflating can resume without starting over: at a deflate block
+ * boundary, in bits bits into the byte before file offset in, with the
+ * last 32 KiB of output as its dictionary. */
+struct checkpoint {
+    uint64_t out, in;
+    int bits;
+    uint8_t *window;               /* deflated */
+    size_t window_len, dict_len;
+};
 
 struct section_map {
     struct elf_file *f;
@@ -43,6 +58,13 @@ struct section_map {
     uint64_t z_out;                /* decompressed bytes produced */
     uint64_t z_in;                 /* next file byte to feed */
     uint8_t *in;
+
+    /* Taken only once a read went backwards (random access): a map read
+     * front to back never pays for them. */
+    bool started, random;
+    struct checkpoint cps[MAX_CHECKPOINTS];
+    size_t cp_count;
+    uint64_t cp_span;
 };
 
 static bool read_header(struct section_map *m, const struct elf_section *s, uint64_t *size, int *rc)
@@ -163,6 +185,8 @@ void section_map_close(struct section_map *m)
     if (!m)
         return;
     section_map_park(m);
+    for (size_t i = 0; i < m->cp_count; i++)
+        free(m->cps[i].window);
     munmap(m->base, m->map_len);
     free(m->stamp);
     free(m);
@@ -178,22 +202,107 @@ size_t section_map_memory(const struct section_map *m)
         n += 7 * 1024 + 32 * 1024; /* inflate's state and window */
     if (m->in)
         n += INPUT_BYTES;
+    for (size_t i = 0; i < m->cp_count; i++)
+        n += m->cps[i].window_len;
     return n;
 }
 
-static bool restart(struct section_map *m)
+/* A raw inflate stream (no zlib header or trailer of its own), so that it
+ * can also start at a checkpoint. */
+static bool stream_init(struct section_map *m)
 {
     if (m->z_live)
         inflateEnd(&m->z);
     memset(&m->z, 0, sizeof(m->z));
-    m->z_live = inflateInit(&m->z) == Z_OK;
-    if (!m->z_live)
-        return false;
-    if (!m->in)
+    m->z_live = inflateInit2(&m->z, -15) == Z_OK;
+    if (m->z_live && !m->in)
         m->in = xmalloc(INPUT_BYTES);
+    return m->z_live;
+}
+
+/* From the start: the zlib header (RFC 1950) is read here. */
+static bool restart_at_start(struct section_map *m)
+{
+    uint8_t h[2];
+    if (m->file_len < 2 || elf_file_read(m->f, m->file_off, h, 2) != 0)
+        return false;
+    /* Deflate, a window of at most 32 KiB, the check bits right, and no
+     * preset dictionary. */
+    if ((h[0] & 0x0f) != 8 || (h[0] >> 4) > 7 || ((unsigned)h[0] << 8 | h[1]) % 31 != 0 || (h[1] & 0x20))
+        return false;
+    if (!stream_init(m))
+        return false;
     m->z_out = 0;
-    m->z_in = m->file_off;
+    m->z_in = m->file_off + 2;
     return true;
+}
+
+static bool restart_at(struct section_map *m, const struct checkpoint *cp)
+{
+    uint8_t *dict = xmalloc(WINDOW_BYTES);
+    uLongf dict_len = WINDOW_BYTES;
+    bool ok = uncompress(dict, &dict_len, cp->window, (uLong)cp->window_len) == Z_OK &&
+              dict_len == cp->dict_len && stream_init(m);
+    if (ok && cp->bits) {
+        uint8_t byte;
+        ok = elf_file_read(m->f, cp->in - 1, &byte, 1) == 0 &&
+             inflatePrime(&m->z, cp->bits, byte >> (8 - cp->bits)) == Z_OK;
+    }
+    if (ok)
+        ok = inflateSetDictionary(&m->z, dict, (uInt)dict_len) == Z_OK;
+    free(dict);
+    if (!ok)
+        return false;
+    m->z_out = cp->out;
+    m->z_in = cp->in;
+    return true;
+}
+
+/* Resumes at the last checkpoint at or below target, else at the start. */
+static bool restart(struct section_map *m, uint64_t target)
+{
+    /* Any start after the first is random access. */
+    m->random = m->started;
+    m->started = true;
+    if (!m->cp_span) {
+        uint64_t span = m->size / MAX_CHECKPOINTS + 1;
+        m->cp_span = span > CHECKPOINT_SPAN ? span : CHECKPOINT_SPAN;
+    }
+    for (size_t i = m->cp_count; i > 0; i--)
+        if (m->cps[i - 1].out <= target)
+            return restart_at(m, &m->cps[i - 1]) || restart_at_start(m);
+    return restart_at_start(m);
+}
+
+/* Called at a block boundary: keeps a checkpoint when the last is far
+ * enough behind.  in is the file offset of the next byte inflate has not
+ * consumed. */
+static void maybe_checkpoint(struct section_map *m)
+{
+    uint64_t last = m->cp_count ? m->cps[m->cp_count - 1].out : 0;
+    if (!m->random || m->cp_count == MAX_CHECKPOINTS || m->z_out < last + m->cp_span || m->z_out >= m->size)
+        return;
+    uint8_t *dict = xmalloc(WINDOW_BYTES);
+    uInt dict_len = 0;
+    if (inflateGetDictionary(&m->z, dict, &dict_len) != Z_OK || dict_len == 0) {
+        free(dict);
+        return;
+    }
+    uLongf packed_len = compressBound(dict_len);
+    uint8_t *packed = xmalloc(packed_len);
+    if (compress2(packed, &packed_len, dict, dict_len, 1) != Z_OK) {
+        free(packed);
+        free(dict);
+        return;
+    }
+    free(dict);
+    struct checkpoint *cp = &m->cps[m->cp_count++];
+    cp->out = m->z_out;
+    cp->in = m->z_in - m->z.avail_in;
+    cp->bits = m->z.data_type & 7;
+    cp->window = xrealloc(packed, packed_len ? packed_len : 1);
+    cp->window_len = packed_len;
+    cp->dict_len = dict_len;
 }
 
 /* Produces exactly n more bytes of the stream into dst. */
@@ -214,12 +323,17 @@ static bool inflate_into(struct section_map *m, uint8_t *dst, size_t n)
             z->avail_in = (uInt)take;
         }
         uInt before = z->avail_out;
-        int zr = inflate(z, Z_NO_FLUSH);
+        /* Z_BLOCK stops at each block boundary, where a checkpoint can
+         * be taken (bit 7 of data_type: at a boundary; bit 6: the last
+         * block ended). */
+        int zr = inflate(z, m->random ? Z_BLOCK : Z_NO_FLUSH);
         m->z_out += before - z->avail_out;
         if (zr == Z_STREAM_END && z->avail_out > 0)
             return false; /* shorter than its header says */
         if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && z->avail_in == 0))
             return false;
+        if (m->random && (z->data_type & 128) && !(z->data_type & 64))
+            maybe_checkpoint(m);
     }
     return true;
 }
@@ -263,7 +377,11 @@ static void mark(struct section_map *m, size_t k)
 static bool load_compressed(struct section_map *m, size_t k)
 {
     uint64_t target = (uint64_t)k * m->chunk;
-    if ((!m->z_live || m->z_out > target) && !restart(m))
+    /* Backwards, or far forwards past a checkpoint: resume nearer. */
+    bool behind = m->z_live && m->z_out > target;
+    bool far = m->z_live && m->cp_count && m->cps[m->cp_count - 1].out <= target &&
+               m->cps[m->cp_count - 1].out > m->z_out;
+    if ((!m->z_live || behind || far) && !restart(m, target))
         return false;
     while (m->z_out < target) {
         size_t j = (size_t)(m->z_out / m->chunk);
