@@ -12,6 +12,9 @@
  * serve the walk over .debug_info, which reads them unit by unit, mostly
  * forward.  Strings are read in no order and are small: kept whole. */
 #define LINE_BUDGET (32u * 1024)
+/* After the index is built: lookups come back to the same few line
+ * programs (each miss inflates up to a checkpoint span again). */
+#define LINE_LOOKUP_BUDGET (128u * 1024)
 #define ABBREV_BUDGET (16u * 1024)
 #define RANGES_BUDGET (16u * 1024)
 #define WHOLE 0
@@ -101,6 +104,7 @@ struct line_object *line_object_open(struct elf_file *f, bool inline_names)
     /* Lookups decode a program now and then: the stream is made again
      * when one needs it. */
     section_map_park(o->line);
+    section_map_set_budget(o->line, LINE_LOOKUP_BUDGET);
     return o;
 }
 

@@ -27,6 +27,9 @@
 #define MAX_CHECKPOINTS 16u
 #define CHECKPOINT_SPAN (128u * 1024)
 #define WINDOW_BYTES 32768u
+/* A map only reserves addresses, so it may be bigger than a section that
+ * is loaded whole; 32-bit address spaces keep the same limit. */
+#define MAP_MAX_BYTES (sizeof(size_t) > 4 ? (uint64_t)16 << 30 : (uint64_t)ELF_SECTION_MAX_BYTES)
 
 /* Where inflating can resume without starting over: at a deflate block
  * boundary, in bits bits into the byte before file offset in, with the
@@ -50,6 +53,7 @@ struct section_map {
     uint32_t *stamp;               /* 0: not resident; else last use */
     uint32_t clock;
     size_t resident, budget;       /* in chunks */
+    size_t *res, res_cap;          /* the resident chunks, in no order */
     bool broken;                   /* the stream failed once: stays zeros */
 
     /* The inflate stream and where it stands. */
@@ -144,8 +148,8 @@ struct section_map *section_map_open(struct elf_file *f, const struct elf_sectio
     }
     /* The same limits as loading the section whole: deflate cannot expand
      * more than ~1032:1, so a header claiming more is lying. */
-    if (size > ELF_SECTION_MAX_BYTES || (m->compressed && size / 1032 > m->file_len + 64)) {
-        *rc = m->compressed && size <= ELF_SECTION_MAX_BYTES ? -EINVAL : -EFBIG;
+    if (size > MAP_MAX_BYTES || (m->compressed && size / 1032 > m->file_len + 64)) {
+        *rc = m->compressed && size <= MAP_MAX_BYTES ? -EINVAL : -EFBIG;
         free(m);
         return NULL;
     }
@@ -162,11 +166,16 @@ struct section_map *section_map_open(struct elf_file *f, const struct elf_sectio
     }
     m->base = p;
     m->stamp = xcalloc(m->nchunks ? m->nchunks : 1, sizeof(*m->stamp));
+    section_map_set_budget(m, budget);
+    *rc = 0;
+    return m;
+}
+
+void section_map_set_budget(struct section_map *m, size_t budget)
+{
     m->budget = budget ? (budget + m->chunk - 1) / m->chunk : SIZE_MAX;
     if (m->budget < 2)
         m->budget = 2;
-    *rc = 0;
-    return m;
 }
 
 void section_map_park(struct section_map *m)
@@ -189,6 +198,7 @@ void section_map_close(struct section_map *m)
         free(m->cps[i].window);
     munmap(m->base, m->map_len);
     free(m->stamp);
+    free(m->res);
     free(m);
 }
 
@@ -197,7 +207,8 @@ size_t section_map_size(const struct section_map *m) { return m->size; }
 
 size_t section_map_memory(const struct section_map *m)
 {
-    size_t n = sizeof(*m) + m->nchunks * sizeof(*m->stamp) + m->resident * m->chunk;
+    size_t n = sizeof(*m) + m->nchunks * sizeof(*m->stamp) + m->res_cap * sizeof(*m->res) +
+               m->resident * m->chunk;
     if (m->z_live)
         n += 7 * 1024 + 32 * 1024; /* inflate's state and window */
     if (m->in)
@@ -338,17 +349,21 @@ static bool inflate_into(struct section_map *m, uint8_t *dst, size_t n)
     return true;
 }
 
+/* Gives back the least recently used chunk outside [keep_lo, keep_hi]. */
 static void evict(struct section_map *m, size_t keep_lo, size_t keep_hi)
 {
     size_t victim = SIZE_MAX;
-    for (size_t i = 0; i < m->nchunks; i++)
-        if (m->stamp[i] && (i < keep_lo || i > keep_hi) && (victim == SIZE_MAX || m->stamp[i] < m->stamp[victim]))
-            victim = i;
+    for (size_t r = 0; r < m->resident; r++) {
+        size_t i = m->res[r];
+        if ((i < keep_lo || i > keep_hi) && (victim == SIZE_MAX || m->stamp[i] < m->stamp[m->res[victim]]))
+            victim = r;
+    }
     if (victim == SIZE_MAX)
         return;
-    madvise(m->base + victim * m->chunk, m->chunk, MADV_DONTNEED);
-    m->stamp[victim] = 0;
-    m->resident--;
+    size_t k = m->res[victim];
+    madvise(m->base + k * m->chunk, m->chunk, MADV_DONTNEED);
+    m->stamp[k] = 0;
+    m->res[victim] = m->res[--m->resident];
 }
 
 static size_t chunk_len(const struct section_map *m, size_t k)
@@ -359,12 +374,16 @@ static size_t chunk_len(const struct section_map *m, size_t k)
 
 static void mark(struct section_map *m, size_t k)
 {
-    if (!m->stamp[k])
-        m->resident++;
+    if (!m->stamp[k]) {
+        if (m->resident == m->res_cap) {
+            m->res_cap = m->res_cap ? m->res_cap * 2 : 8;
+            m->res = xreallocarray(m->res, m->res_cap, sizeof(*m->res));
+        }
+        m->res[m->resident++] = k;
+    }
     if (++m->clock == 0) { /* wrapped: age everything to 1 */
-        for (size_t i = 0; i < m->nchunks; i++)
-            if (m->stamp[i])
-                m->stamp[i] = 1;
+        for (size_t r = 0; r < m->resident; r++)
+            m->stamp[m->res[r]] = 1;
         m->clock = 2;
     }
     m->stamp[k] = m->clock;

@@ -41,6 +41,10 @@ bool section_map_ensure(struct section_map *m, uint64_t off, uint64_t len);
  * it: for maps that are read again only now and then. */
 void section_map_park(struct section_map *m);
 
+/* Changes the budget (as at open); chunks beyond it are given back at the
+ * next ensure. */
+void section_map_set_budget(struct section_map *m, size_t budget);
+
 /* Heap and resident bytes the map holds now. */
 size_t section_map_memory(const struct section_map *m);
 
