@@ -71,14 +71,17 @@ static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_
     section_map_close(ranges);
     section_map_close(rnglists);
     line_index_finish(o->index);
-    if (o->inlines)
-        inline_index_finish(o->inlines);
     /* comp_dir strings and names were copied into the indexes; .debug_str
-     * stays only when a line table names its files through it. */
+     * stays only when a line table names its files through it.  Given
+     * back (with the line map's stream) before the function index is
+     * finished, which needs neither and is the peak of indexing. */
     if (line_index_release_debug_str(o->index)) {
         section_map_close(o->str);
         o->str = NULL;
     }
+    section_map_park(o->line);
+    if (o->inlines)
+        inline_index_finish(o->inlines);
 }
 
 struct line_object *line_object_open(struct elf_file *f, bool inline_names)
