@@ -4,12 +4,13 @@
  * resident, reading it by range (plain sections) or inflating the zlib
  * stream in chunks (SHF_COMPRESSED, .zdebug), and gives back the least
  * recently used chunks beyond a budget.  Parsers keep their absolute
- * offsets and plain pointers; what they have not ensured reads as zeros
- * (or as old data of the same section), never outside the mapping.
+ * offsets and plain pointers; what they have not ensured reads as zeros,
+ * never outside the mapping.
  *
  * Random access into a compressed section restarts the stream from its
  * start, or from the nearest checkpoint (a 32 KiB dictionary kept,
- * deflated, every CHECKPOINT_SPAN bytes of output, zran style). */
+ * deflated, every CHECKPOINT_SPAN bytes of output, zran style; taken only
+ * once a read went backwards). */
 #ifndef MT_ELF_ELF_SECTION_MAP_H
 #define MT_ELF_ELF_SECTION_MAP_H
 
