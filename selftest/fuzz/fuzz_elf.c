@@ -7,7 +7,10 @@
  *   ./fuzz_elf -max_len=65536 selftest/fuzz/seeds/elf
  *
  * The input is an ELF file.  Everything a tracer would do with a mapped
- * object is done: all sections loaded (and decompressed), build-id,
+ * object is done: all sections loaded (and decompressed), and read again
+ * by range through a section map (chunks, restarts, checkpoints) that
+ * must give the same bytes, the DWARF line and function indexes built
+ * from those maps and looked up, build-id,
  * debuglink, interpreter, symbol tables by every route, lookups, exports,
  * and the names demangled as a report would print them.
  * selftest/unit/test_elf_malformed.c runs this same function over
@@ -17,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target/dwarf/line_object.h"
 #include "target/elf/elf_file.h"
+#include "target/elf/elf_section_map.h"
 #include "target/files/byte_source.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/elf_symbols.h"
@@ -71,6 +76,44 @@ static void exercise_symbols(struct elf_file *f)
     symtab_find_local(f, "main", &v);
 }
 
+/* The section by range, a budget of two chunks, read backwards in steps
+ * that cross chunk boundaries: every step a restart.  Where the section
+ * also loaded whole, both must agree byte for byte. */
+static void exercise_map(struct elf_file *f, const struct elf_section *s, const struct elf_blob *whole)
+{
+    struct section_map *m = section_map_open(f, s, 1, NULL);
+    if (!m)
+        return;
+    const uint8_t *bytes = section_map_data(m);
+    size_t size = section_map_size(m);
+    unsigned steps = 0;
+    for (size_t end = size; end > 0 && steps < 64; steps++) {
+        size_t lo = end > 5000 ? end - 5000 : 0;
+        if (section_map_ensure(m, lo, end - lo) && whole)
+            fuzz_abort_unless(whole->size == size && memcmp(bytes + lo, whole->data + lo, end - lo) == 0);
+        end = lo;
+    }
+    fuzz_abort_unless(!section_map_ensure(m, (uint64_t)size + 1, 0));
+    section_map_close(m);
+}
+
+static void exercise_dwarf(struct elf_file *f)
+{
+    struct line_object *o = line_object_open(f, true);
+    if (!o)
+        return;
+    for (size_t i = 0; i < elf_file_segment_count(f) && i < 8; i++) {
+        const struct elf_segment *p = elf_file_segment(f, i);
+        struct line_location loc;
+        struct inline_frame frames[8];
+        for (uint64_t a = p->vaddr; a < p->vaddr + p->memsz && a < p->vaddr + 4096; a += 61) {
+            line_object_lookup(o, a, &loc);
+            line_object_inline_chain(o, a, 0, frames, 8);
+        }
+    }
+    line_object_close(o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* A private copy of exactly size bytes, so reading one byte past the
@@ -91,7 +134,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct elf_blob b;
         if (elf_file_load_section(f, s, &b) == 0) {
             fuzz_abort_unless(b.data != NULL);
+            exercise_map(f, s, &b);
             elf_blob_free(&b);
+        } else {
+            exercise_map(f, s, NULL);
         }
     }
     for (size_t i = 0; i < elf_file_segment_count(f); i++) {
@@ -114,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (interp)
         fuzz_abort_unless(strlen(interp) < size);
     exercise_symbols(f);
+    exercise_dwarf(f);
     elf_file_close(f);
     free(copy);
     return 0;

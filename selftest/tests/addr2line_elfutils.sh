@@ -36,9 +36,13 @@ echo "checking through: $mode"
 
 # --- programs ---------------------------------------------------------------
 # A real C program to symbolize: the line-table test itself and the DWARF
-# readers it uses (none of them needs memtrace's ELF reader).
+# readers it uses (with the section maps they may read through, and so
+# memtrace's ELF reader).
 C_SRCS="$MT_ROOT/selftest/unit/test_line_elfutils.c $MT_ROOT/shared/xalloc.c $MT_ROOT/shared/log.c"
-C_SRCS="$C_SRCS $MT_ROOT/target/files/cursor.c"
+C_SRCS="$C_SRCS $MT_ROOT/target/files/cursor.c $MT_ROOT/target/files/byte_source.c"
+for m in elf_section_map elf_file elf_compress; do
+    C_SRCS="$C_SRCS $MT_ROOT/target/elf/$m.c"
+done
 for m in dwarf_sections info_form info_cu info_abbrev info_ranges info_inline line_header line_program line_index; do
     C_SRCS="$C_SRCS $MT_ROOT/target/dwarf/$m.c"
 done

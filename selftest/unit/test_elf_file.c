@@ -9,6 +9,7 @@
 
 #include "selftest/unit/test_elf_util.h"
 #include "target/elf/elf_file.h"
+#include "target/elf/elf_section_map.h"
 #include "target/files/byte_source.h"
 
 static const char small_c[] =
@@ -124,6 +125,47 @@ static void compare_headers(const char *label, struct elf_file *f, Elf *e)
     }
 }
 
+/* The section read by range (elf_section_map) with a budget of two chunks:
+ * a backwards sweep (each chunk a restart, from the start or a checkpoint)
+ * and reads at pseudo-random offsets, each compared with libelf's bytes. */
+static void compare_section_map(const char *label, struct elf_file *f, const struct elf_section *s,
+                                const uint8_t *want, size_t size)
+{
+    int rc;
+    struct section_map *m = section_map_open(f, s, 1, &rc);
+    CHECK(m != NULL, "%s %s: section_map_open: %s", label, s->name, strerror(-rc));
+    if (!m)
+        return;
+    CHECK(section_map_size(m) == size, "%s %s: map of %zu bytes, libelf %zu", label, s->name,
+          section_map_size(m), size);
+    const uint8_t *data = section_map_data(m);
+    const size_t step = 7000; /* not a chunk multiple: ranges cross chunks */
+    if (size <= 2u * 1024 * 1024) {
+        for (size_t end = size; end > 0;) {
+            size_t lo = end > step ? end - step : 0;
+            bool ok = section_map_ensure(m, lo, end - lo);
+            CHECK(ok && memcmp(data + lo, want + lo, end - lo) == 0, "%s %s: bytes [%zu, %zu) differ (sweep)",
+                  label, s->name, lo, end);
+            if (!ok || memcmp(data + lo, want + lo, end - lo) != 0)
+                break;
+            end = lo;
+        }
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 64 && size > 0; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t lo = (size_t)(x % size), len = (size_t)((x >> 32) % 40000) + 1;
+        if (len > size - lo)
+            len = size - lo;
+        bool ok = section_map_ensure(m, lo, len);
+        CHECK(ok && memcmp(data + lo, want + lo, len) == 0, "%s %s: bytes [%zu, +%zu) differ", label, s->name, lo,
+              len);
+    }
+    CHECK(!section_map_ensure(m, size, 1) && section_map_ensure(m, size, 0), "%s %s: range past the end",
+          label, s->name);
+    section_map_close(m);
+}
+
 static void compare_section_bytes(const char *label, struct elf_file *f, const struct elf_section *s,
                                   Elf_Scn *scn)
 {
@@ -144,6 +186,8 @@ static void compare_section_bytes(const char *label, struct elf_file *f, const s
         CHECK(b.size == d->d_size, "%s %s: %zu bytes, libelf %zu", label, s->name, b.size, d->d_size);
         CHECK(b.size != d->d_size || b.size == 0 || memcmp(b.data, d->d_buf, b.size) == 0, "%s %s: bytes differ", label,
               s->name);
+        if (b.size == d->d_size)
+            compare_section_map(label, f, s, d->d_buf, d->d_size);
     }
     /* An allocated section reads the same through its virtual address. */
     if (rc == 0 && (s->flags & SHF_ALLOC) && s->addr != 0 && !(s->flags & SHF_COMPRESSED) &&

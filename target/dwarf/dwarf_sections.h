@@ -8,10 +8,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct section_map;
+
+/* data holds size bytes.  With a map (elf/elf_section_map.h) only ranges
+ * made resident by dwarf_span_ensure hold the section's bytes; the rest
+ * reads as zeros.  Without, all of data is there. */
 struct dwarf_span {
     const uint8_t *data;
     size_t size;
+    struct section_map *map;
 };
+
+/* Makes [off, off + len) of s resident (clamped to the span).  false when
+ * off is outside or the bytes cannot be read.  Always true without a map. */
+bool dwarf_span_ensure(const struct dwarf_span *s, uint64_t off, uint64_t len);
 
 struct dwarf_sections {
     struct dwarf_span info;

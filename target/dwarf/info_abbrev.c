@@ -22,12 +22,61 @@ bool abbrev_specs_next(struct abbrev_spec_iter *it, uint64_t *attr, uint64_t *fo
     return cursor_ok(&it->c) && (*attr != 0 || *form != 0);
 }
 
+/* Where the table at offset ends, reading only [offset, limit): false when
+ * it does not end there (or is malformed). */
+static bool table_end(const struct dwarf_sections *secs, uint64_t offset, uint64_t limit, uint64_t *end)
+{
+    struct cursor c;
+    cursor_init(&c, secs->abbrev.data, (size_t)limit, secs->big_endian);
+    cursor_seek(&c, (size_t)offset);
+    while (cursor_ok(&c) && !cursor_at_end(&c)) {
+        if (cursor_uleb128(&c) == 0) {
+            *end = c.pos;
+            return cursor_ok(&c);
+        }
+        cursor_uleb128(&c); /* tag */
+        cursor_u8(&c);      /* children */
+        struct abbrev_spec_iter it = { .c = c };
+        uint64_t attr, form;
+        int64_t ic;
+        for (unsigned n = 0; abbrev_specs_next(&it, &attr, &form, &ic); n++)
+            if (n > ABBREV_MAX_ATTRS)
+                return false;
+        c = it.c;
+    }
+    return false;
+}
+
+#define TABLE_WINDOW 4096
+
+bool abbrev_ensure_table(const struct dwarf_sections *secs, uint64_t offset)
+{
+    const struct dwarf_span *s = &secs->abbrev;
+    if (!s->map)
+        return true;
+    if (offset >= s->size)
+        return false;
+    /* A window that doubles until the table ends inside it, then just the
+     * table, so a small budget keeps exactly the unit's table. */
+    uint64_t window = TABLE_WINDOW, end;
+    for (;;) {
+        uint64_t limit = s->size - offset < window ? s->size : offset + window;
+        if (!dwarf_span_ensure(s, offset, limit - offset))
+            return false;
+        if (table_end(secs, offset, limit, &end))
+            return dwarf_span_ensure(s, offset, end - offset);
+        if (limit == s->size)
+            return true; /* malformed: the parsers find out themselves */
+        window *= 2;
+    }
+}
+
 bool abbrev_table_load(struct abbrev_table *t, const struct dwarf_sections *secs, uint64_t offset)
 {
     t->count = 0;
     t->offset = offset;
     t->loaded = true;
-    if (!secs->abbrev.data || offset >= secs->abbrev.size)
+    if (!secs->abbrev.data || offset >= secs->abbrev.size || !abbrev_ensure_table(secs, offset))
         return false;
     struct cursor c;
     cursor_init(&c, secs->abbrev.data, secs->abbrev.size, secs->big_endian);

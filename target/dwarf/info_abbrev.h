@@ -31,6 +31,9 @@ struct abbrev_table {
 /* Parses the table at offset (reusing t's memory).  false when malformed;
  * the entries read before the fault stay usable. */
 bool abbrev_table_load(struct abbrev_table *t, const struct dwarf_sections *secs, uint64_t offset);
+/* Makes the whole table at offset resident when .debug_abbrev is mapped
+ * (dwarf_span_ensure); true when there is nothing to do. */
+bool abbrev_ensure_table(const struct dwarf_sections *secs, uint64_t offset);
 const struct abbrev_entry *abbrev_table_find(const struct abbrev_table *t, uint64_t code);
 void abbrev_table_free(struct abbrev_table *t);
 

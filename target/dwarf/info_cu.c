@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "target/dwarf/info_abbrev.h"
 #include "target/dwarf/info_constants.h"
 
 /* Skips the attribute specifications of one abbreviation. */
@@ -21,7 +22,7 @@ static bool skip_attr_specs(struct cursor *c)
 bool info_abbrev_find(const struct dwarf_sections *secs, uint64_t abbrev_offset, uint64_t code,
                       struct cursor *c, uint64_t *tag, bool *has_children)
 {
-    if (!secs->abbrev.data || abbrev_offset >= secs->abbrev.size)
+    if (!secs->abbrev.data || abbrev_offset >= secs->abbrev.size || !abbrev_ensure_table(secs, abbrev_offset))
         return false;
     cursor_init(c, secs->abbrev.data, secs->abbrev.size, secs->big_endian);
     cursor_seek(c, (size_t)abbrev_offset);

@@ -1,5 +1,5 @@
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* qsort_r */
+#define _GNU_SOURCE
 #endif
 
 #include "target/dwarf/info_inline.h"
@@ -531,20 +531,58 @@ static int cmp_range_index(const void *a, const void *b, void *ranges)
     return (i > j) - (i < j);
 }
 
+static void sift_order(uint32_t *order, size_t root, size_t n, const struct inline_range *ranges)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && cmp_range_index(&order[child], &order[child + 1], (void *)ranges) < 0)
+            child++;
+        if (cmp_range_index(&order[root], &order[child], (void *)ranges) >= 0)
+            return;
+        uint32_t t = order[root];
+        order[root] = order[child];
+        order[child] = t;
+        root = child;
+    }
+}
+
+/* Sorts without a second copy of the ranges (the index's largest array):
+ * an in-place heapsort of their indexes (the order is total, so the result
+ * is any sort's), then the permutation applied cycle by cycle. */
 static void sort_ranges(struct inline_index *idx)
 {
-    if (idx->count < 2 || idx->count > UINT32_MAX)
+    size_t n = idx->count;
+    if (n < 2 || n > UINT32_MAX)
         return;
-    uint32_t *order = xreallocarray(NULL, idx->count, sizeof(*order));
-    for (size_t i = 0; i < idx->count; i++)
+    uint32_t *order = xreallocarray(NULL, n, sizeof(*order));
+    for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, idx->count, sizeof(*order), cmp_range_index, idx->ranges);
-    struct inline_range *sorted = xreallocarray(NULL, idx->count, sizeof(*sorted));
-    for (size_t i = 0; i < idx->count; i++)
-        sorted[i] = idx->ranges[order[i]];
+    for (size_t i = n / 2; i > 0; i--)
+        sift_order(order, i - 1, n, idx->ranges);
+    for (size_t end = n; end > 1; end--) {
+        uint32_t t = order[0];
+        order[0] = order[end - 1];
+        order[end - 1] = t;
+        sift_order(order, 0, end - 1, idx->ranges);
+    }
+    /* Position j takes the range at order[j]; order[j] = j marks it done. */
+    for (size_t i = 0; i < n; i++) {
+        if (order[i] == i)
+            continue;
+        struct inline_range first = idx->ranges[i];
+        size_t j = i;
+        while (order[j] != i) {
+            size_t from = order[j];
+            idx->ranges[j] = idx->ranges[from];
+            order[j] = (uint32_t)j;
+            j = from;
+        }
+        idx->ranges[j] = first;
+        order[j] = (uint32_t)j;
+    }
     free(order);
-    free(idx->ranges);
-    idx->ranges = sorted;
 }
 
 struct inline_index *inline_index_new(void)
@@ -634,11 +672,11 @@ void inline_index_finish(struct inline_index *idx)
         idx->wheres = xreallocarray(idx->wheres, idx->where_count, sizeof(*idx->wheres));
         idx->where_cap = idx->where_count;
     }
-    sort_ranges(idx);
     if (idx->count) {
         idx->ranges = xreallocarray(idx->ranges, idx->count, sizeof(*idx->ranges));
         idx->cap = idx->count;
     }
+    sort_ranges(idx);
     if (idx->pool_used) {
         idx->pool = xrealloc(idx->pool, idx->pool_used);
         idx->pool_cap = idx->pool_used;

@@ -38,6 +38,7 @@ static bool walk_v4(const struct dwarf_sections *secs, const struct range_unit *
     unsigned as = ru->unit.address_size;
     uint64_t base = ru->base, all_ones = max_address(ru);
     for (unsigned n = 0; n < max_entries; n++) {
+        dwarf_span_ensure(&secs->ranges, c.pos, 2u * as);
         uint64_t lo = cursor_uint(&c, as), hi = cursor_uint(&c, as);
         if (!cursor_ok(&c))
             return false;
@@ -64,6 +65,9 @@ static bool walk_v5(const struct dwarf_sections *secs, const struct range_unit *
     unsigned as = ru->unit.address_size;
     uint64_t base = ru->base;
     for (unsigned n = 0; n < max_entries; n++) {
+        /* The longest entry: a kind byte and two operands of at most
+         * 10 bytes (ULEB128 of 64 bits) or an address each. */
+        dwarf_span_ensure(&secs->rnglists, c.pos, 21);
         uint8_t kind = cursor_u8(&c);
         uint64_t lo = 0, hi = 0;
         bool emit = true;

@@ -1,8 +1,9 @@
-/* .debug_info one unit at a time, straight from the ELF file: plain
- * sections are read by range, compressed ones (SHF_COMPRESSED zlib, or a
- * legacy .zdebug_info) are inflated as the walk goes.  Only the unit being
- * looked at is in memory, never the whole section (5.8 MiB for libc), which
- * is what keeps indexing within a small board's budget. */
+/* .debug_info one unit at a time, straight from the ELF file through a
+ * section map (elf/elf_section_map.h): plain sections are read by range,
+ * compressed ones (SHF_COMPRESSED zlib, or a legacy .zdebug_info) are
+ * inflated as the walk goes.  Only the unit being looked at is resident,
+ * never the whole section (5.8 MiB for libc), which is what keeps indexing
+ * within a small board's budget. */
 #ifndef MT_DWARF_INFO_STREAM_H
 #define MT_DWARF_INFO_STREAM_H
 
@@ -21,7 +22,7 @@ struct info_stream;
 struct info_stream *info_stream_open(struct elf_file *f);
 void info_stream_close(struct info_stream *s);
 
-/* The next unit, header included: *data (valid until the next call) holds
+/* The next unit, header included: *data (resident until the next call) holds
  * *size bytes that sit at *offset in the section.  false at the end or on
  * an error (info_stream_failed tells). */
 bool info_stream_next(struct info_stream *s, const uint8_t **data, size_t *size, uint64_t *offset);

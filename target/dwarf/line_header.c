@@ -98,6 +98,10 @@ bool line_header_parse(const struct dwarf_sections *secs, uint64_t offset,
     if (!secs->line.data || offset >= secs->line.size)
         return false;
 
+    /* A mapped section: the length first, then the whole unit, which the
+     * program and the file names are read from afterwards. */
+    if (!dwarf_span_ensure(&secs->line, offset, 12))
+        return false;
     struct cursor c;
     cursor_init(&c, secs->line.data, secs->line.size, secs->big_endian);
     cursor_seek(&c, (size_t)offset);
@@ -106,6 +110,8 @@ bool line_header_parse(const struct dwarf_sections *secs, uint64_t offset,
     if (!cursor_ok(&c) || length > cursor_left(&c))
         return false;
     h->end = c.pos + length;
+    if (!dwarf_span_ensure(&secs->line, offset, h->end - offset))
+        return false;
     size_t saved_end;
     cursor_limit(&c, length, &saved_end);
 

@@ -294,6 +294,9 @@ struct line_index *line_index_new(const struct dwarf_sections *secs)
     memset(&idx->secs.info, 0, sizeof(idx->secs.info));
     memset(&idx->secs.abbrev, 0, sizeof(idx->secs.abbrev));
     memset(&idx->secs.str_offsets, 0, sizeof(idx->secs.str_offsets));
+    memset(&idx->secs.addr, 0, sizeof(idx->secs.addr));
+    memset(&idx->secs.ranges, 0, sizeof(idx->secs.ranges));
+    memset(&idx->secs.rnglists, 0, sizeof(idx->secs.rnglists));
     return idx;
 }
 
@@ -398,8 +401,11 @@ static bool unit_of_offset(const struct line_index *idx, uint64_t off, uint32_t 
 static const struct line_header *cached_header(struct line_index *idx, uint32_t unit)
 {
     for (unsigned i = 0; i < HEADER_CACHE; i++)
-        if (idx->cache[i].valid && idx->cache[i].unit == unit)
-            return &idx->cache[i].h;
+        if (idx->cache[i].valid && idx->cache[i].unit == unit) {
+            /* A mapped .debug_line may have given the unit back since. */
+            const struct line_header *h = &idx->cache[i].h;
+            return dwarf_span_ensure(&idx->secs.line, h->offset, h->end - h->offset) ? h : NULL;
+        }
     struct header_slot *slot = &idx->cache[idx->cache_next];
     idx->cache_next = (idx->cache_next + 1) % HEADER_CACHE;
     slot->valid = line_header_parse(&idx->secs, idx->units[unit].line_offset,

@@ -5,39 +5,49 @@
 #include "shared/xalloc.h"
 #include "target/dwarf/info_inline.h"
 #include "target/dwarf/info_stream.h"
+#include "target/elf/elf_section_map.h"
+
+/* Bytes of each section kept resident (elf_section_map.h).  .debug_line
+ * stays for lookups, which decode one line program at a time; the others
+ * serve the walk over .debug_info, which reads them unit by unit, mostly
+ * forward.  Strings are read in no order and are small: kept whole. */
+#define LINE_BUDGET (32u * 1024)
+/* After the index is built: lookups come back to the same few line
+ * programs (each miss inflates up to a checkpoint span again). */
+#define LINE_LOOKUP_BUDGET (128u * 1024)
+#define ABBREV_BUDGET (16u * 1024)
+#define RANGES_BUDGET (16u * 1024)
+#define WHOLE 0
 
 struct line_object {
-    struct elf_blob line, line_str, str;
+    struct section_map *line, *line_str, *str;
     struct line_index *index;
     struct inline_index *inlines;   /* NULL unless asked for */
 };
 
-/* Loads a section if present; an absent or unreadable one stays empty. */
-static void load(struct elf_file *f, const char *name, struct elf_blob *blob, struct dwarf_span *span)
+/* Maps a section if present; an absent or unreadable one stays empty. */
+static struct section_map *load(struct elf_file *f, const char *name, size_t budget, struct dwarf_span *span)
 {
-    blob->data = NULL;
-    blob->size = 0;
     const struct elf_section *s = elf_file_find_section(f, name);
-    if (!s || elf_file_load_section(f, s, blob) != 0) {
-        blob->data = NULL;
-        blob->size = 0;
-    }
-    span->data = blob->data;
-    span->size = blob->size;
+    struct section_map *m = s ? section_map_open(f, s, budget, NULL) : NULL;
+    span->data = m ? section_map_data(m) : NULL;
+    span->size = m ? section_map_size(m) : 0;
+    span->map = m;
+    return m;
 }
 
 /* Walks .debug_info one unit at a time (info_stream), feeding the line
  * index (comp_dir) and the function index: only one unit is in memory. */
 static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_sections *secs, bool inline_names)
 {
-    struct elf_blob abbrev, str_offsets, addr = { 0 }, ranges = { 0 }, rnglists = { 0 };
-    load(f, ".debug_str", &o->str, &secs->str);
-    load(f, ".debug_abbrev", &abbrev, &secs->abbrev);
-    load(f, ".debug_str_offsets", &str_offsets, &secs->str_offsets);
+    struct section_map *abbrev, *str_offsets, *addr = NULL, *ranges = NULL, *rnglists = NULL;
+    o->str = load(f, ".debug_str", WHOLE, &secs->str);
+    abbrev = load(f, ".debug_abbrev", ABBREV_BUDGET, &secs->abbrev);
+    str_offsets = load(f, ".debug_str_offsets", WHOLE, &secs->str_offsets);
     if (inline_names) {
-        load(f, ".debug_addr", &addr, &secs->addr);
-        load(f, ".debug_ranges", &ranges, &secs->ranges);
-        load(f, ".debug_rnglists", &rnglists, &secs->rnglists);
+        addr = load(f, ".debug_addr", WHOLE, &secs->addr);
+        ranges = load(f, ".debug_ranges", RANGES_BUDGET, &secs->ranges);
+        rnglists = load(f, ".debug_rnglists", RANGES_BUDGET, &secs->rnglists);
         o->inlines = inline_index_new();
     }
     o->index = line_index_new(secs);
@@ -49,45 +59,55 @@ static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_
         struct dwarf_sections unit = *secs;
         unit.info.data = data;
         unit.info.size = size;
+        unit.info.map = NULL;
         line_index_add_unit(o->index, &unit, 0);
         if (o->inlines)
             inline_index_add_unit(o->inlines, &unit, 0, offset);
     }
     info_stream_close(units);
+    section_map_close(abbrev);
+    section_map_close(str_offsets);
+    section_map_close(addr);
+    section_map_close(ranges);
+    section_map_close(rnglists);
     line_index_finish(o->index);
+    /* comp_dir strings and names were copied into the indexes; .debug_str
+     * stays only when a line table names its files through it.  Given
+     * back (with the line map's stream) before the function index is
+     * finished, which needs neither and is the peak of indexing. */
+    if (line_index_release_debug_str(o->index)) {
+        section_map_close(o->str);
+        o->str = NULL;
+    }
+    section_map_park(o->line);
     if (o->inlines)
         inline_index_finish(o->inlines);
-    elf_blob_free(&abbrev);
-    elf_blob_free(&str_offsets);
-    elf_blob_free(&addr);
-    elf_blob_free(&ranges);
-    elf_blob_free(&rnglists);
-    /* comp_dir strings and names were copied into the indexes; .debug_str
-     * stays only when a line table names its files through it. */
-    if (line_index_release_debug_str(o->index))
-        elf_blob_free(&o->str);
 }
 
 struct line_object *line_object_open(struct elf_file *f, bool inline_names)
 {
     struct line_object *o = xcalloc(1, sizeof(*o));
     struct dwarf_sections secs = { .big_endian = elf_file_big_endian(f) };
-    load(f, ".debug_line", &o->line, &secs.line);
-    if (!o->line.data) {
+    o->line = load(f, ".debug_line", LINE_BUDGET, &secs.line);
+    if (!o->line) {
         free(o);
         return NULL;
     }
-    load(f, ".debug_line_str", &o->line_str, &secs.line_str);
+    o->line_str = load(f, ".debug_line_str", WHOLE, &secs.line_str);
     /* DWARF 5 line tables name their compilation directory themselves, so
      * without function names .debug_info is not read at all. */
     bool needs_str;
     if (!inline_names && line_section_self_contained(&secs, &needs_str)) {
         if (needs_str)
-            load(f, ".debug_str", &o->str, &secs.str);
+            o->str = load(f, ".debug_str", WHOLE, &secs.str);
         o->index = line_index_build(&secs);
-        return o;
+    } else {
+        index_units(o, f, &secs, inline_names);
     }
-    index_units(o, f, &secs, inline_names);
+    /* Lookups decode a program now and then: the stream is made again
+     * when one needs it. */
+    section_map_park(o->line);
+    section_map_set_budget(o->line, LINE_LOOKUP_BUDGET);
     return o;
 }
 
@@ -97,9 +117,9 @@ void line_object_close(struct line_object *o)
         return;
     line_index_free(o->index);
     inline_index_free(o->inlines);
-    elf_blob_free(&o->line);
-    elf_blob_free(&o->line_str);
-    elf_blob_free(&o->str);
+    section_map_close(o->line);
+    section_map_close(o->line_str);
+    section_map_close(o->str);
     free(o);
 }
 
@@ -139,6 +159,8 @@ bool line_object_file_name(struct line_object *o, uint64_t line_offset, uint64_t
 
 size_t line_object_memory(const struct line_object *o)
 {
-    return sizeof(*o) + o->line.size + o->line_str.size + o->str.size + line_index_memory(o->index) +
+    return sizeof(*o) + (o->line ? section_map_memory(o->line) : 0) +
+           (o->line_str ? section_map_memory(o->line_str) : 0) + (o->str ? section_map_memory(o->str) : 0) +
+           line_index_memory(o->index) +
            (o->inlines ? inline_index_memory(o->inlines) : 0);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "shared/xalloc.h"
+#include "target/elf/elf_section_map.h"
 #include "target/files/cursor.h"
 
 /* Caps on what a (possibly hostile) file may make us allocate.  glibc's
@@ -16,6 +17,12 @@
 #define MAX_VERSIONS 0x7fffu
 #define MAX_VERDEF_ENTRIES 4096u
 #define MAX_HASH_CHAIN (1u << 24)
+/* Resident bytes of a mapped table and of its strings: both are read
+ * mostly forward. */
+#define MAP_SYMS_BUDGET (16u * 1024)
+#define MAP_STRS_BUDGET (32u * 1024)
+/* Step of a name search through mapped strings. */
+#define NAME_STEP 256
 
 static size_t sym_entry_size(unsigned elf_class)
 {
@@ -24,6 +31,12 @@ static size_t sym_entry_size(unsigned elf_class)
 
 void elf_symbols_free(struct elf_symbols *s)
 {
+    section_map_close(s->syms_map);
+    section_map_close(s->strs_map);
+    if (s->syms_map)
+        s->syms = NULL; /* the map's, not ours */
+    if (s->strs_map)
+        s->strs = NULL;
     free(s->syms);
     free(s->strs);
     free(s->versym);
@@ -31,9 +44,25 @@ void elf_symbols_free(struct elf_symbols *s)
     memset(s, 0, sizeof(*s));
 }
 
+/* A name in mapped strings: resident piece by piece up to its NUL. */
+static const char *mapped_name(const struct elf_symbols *s, uint64_t off)
+{
+    for (uint64_t pos = off; pos < s->strsize; pos += NAME_STEP) {
+        size_t n = s->strsize - pos < NAME_STEP ? (size_t)(s->strsize - pos) : NAME_STEP;
+        if (!section_map_ensure(s->strs_map, pos, n))
+            return "";
+        const char *nul = memchr(s->strs + pos, 0, n);
+        if (nul)
+            return section_map_ensure(s->strs_map, off, (uint64_t)(nul - s->strs) - off + 1) ? s->strs + off : "";
+    }
+    return "";
+}
+
 bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *sym)
 {
     if (i >= s->count)
+        return false;
+    if (s->syms_map && !section_map_ensure(s->syms_map, (uint64_t)i * s->entsize, s->entsize))
         return false;
     struct cursor c;
     cursor_init(&c, s->syms + i * s->entsize, s->entsize, s->big_endian);
@@ -59,7 +88,9 @@ bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *s
     sym->bind = ELF64_ST_BIND(info);
     sym->type = ELF64_ST_TYPE(info);
     sym->name = "";
-    if (name < s->strsize && memchr(s->strs + name, 0, s->strsize - name))
+    if (s->strs_map)
+        sym->name = mapped_name(s, name);
+    else if (name < s->strsize && memchr(s->strs + name, 0, s->strsize - name))
         sym->name = s->strs + name;
     return true;
 }
@@ -399,6 +430,39 @@ static int load_from_dynamic(struct elf_file *f, struct elf_symbols *s)
         load_verdefs(s, &r, d.verdefnum);
     }
     return 0;
+}
+
+int elf_symbols_map(struct elf_file *f, struct elf_symbols *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->big_endian = elf_file_big_endian(f);
+    out->elf_class = elf_file_class(f);
+    const struct elf_section *sec = elf_file_find_section_type(f, SHT_SYMTAB);
+    if (!sec)
+        return -ENOENT;
+    size_t want = sym_entry_size(out->elf_class);
+    const struct elf_section *str = elf_file_section(f, sec->link);
+    int rc = -EINVAL;
+    if ((sec->entsize != 0 && sec->entsize != want) || !str || str->type != SHT_STRTAB)
+        goto fail;
+    out->syms_map = section_map_open(f, sec, MAP_SYMS_BUDGET, &rc);
+    if (!out->syms_map)
+        goto fail;
+    out->strs_map = section_map_open(f, str, MAP_STRS_BUDGET, &rc);
+    if (!out->strs_map)
+        goto fail;
+    out->entsize = want;
+    out->count = section_map_size(out->syms_map) / want;
+    rc = -EFBIG;
+    if (out->count > MAX_SYMBOLS)
+        goto fail;
+    out->syms = (uint8_t *)section_map_data(out->syms_map);
+    out->strs = (char *)section_map_data(out->strs_map);
+    out->strsize = section_map_size(out->strs_map);
+    return 0;
+fail:
+    elf_symbols_free(out);
+    return rc;
 }
 
 int elf_symbols_load(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out)

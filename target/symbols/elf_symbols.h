@@ -32,6 +32,9 @@ struct elf_symbols {
     uint8_t *versym;      /* count raw 16-bit entries */
     const char **version_names; /* by version index, into strs; may be NULL */
     size_t version_count;
+    /* elf_symbols_map: syms and strs are section maps (elf_section_map.h),
+     * read by range as symbols are asked for. */
+    struct section_map *syms_map, *strs_map;
 };
 
 /* Where a table came from. */
@@ -41,6 +44,10 @@ enum elf_symbols_kind { ELF_SYMBOLS_SYMTAB, ELF_SYMBOLS_DYNSYM, ELF_SYMBOLS_DYNA
  * another -errno when it is malformed. */
 int elf_symbols_load(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out);
 void elf_symbols_free(struct elf_symbols *s);
+/* The .symtab read by range: only a few KiB of the table and its strings
+ * are resident at a time.  A name from elf_symbols_get stays valid until
+ * the next elf_symbols_get. */
+int elf_symbols_map(struct elf_file *f, struct elf_symbols *out);
 
 /* Symbol i (0 <= i < count).  false when it cannot be decoded. */
 bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *sym);

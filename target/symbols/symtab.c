@@ -119,18 +119,70 @@ static uint64_t container_end(struct elf_file *f, const struct candidate *c)
 
 static bool has_table(struct elf_file *f, enum elf_symbols_kind kind, struct elf_symbols *out)
 {
+    /* .symtab (thousands of local symbols in a debug file) is read by
+     * range; the dynamic tables are small and need their versions. */
+    if (kind == ELF_SYMBOLS_SYMTAB)
+        return f && elf_symbols_map(f, out) == 0;
     return f && elf_symbols_load(f, kind, out) == 0;
+}
+
+/* In-place heapsort: qsort's merge sort would borrow a copy of the whole
+ * array, the largest allocation of loading a symbol table.  The order is
+ * total (ties broken by table position), so the result is qsort's. */
+static void sift_down(struct candidate *a, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && compare_candidates(&a[child], &a[child + 1]) < 0)
+            child++;
+        if (compare_candidates(&a[root], &a[child]) >= 0)
+            return;
+        struct candidate t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+        root = child;
+    }
+}
+
+static void sort_candidates(struct candidate *a, size_t n)
+{
+    for (size_t i = n / 2; i > 0; i--)
+        sift_down(a, i - 1, n);
+    for (size_t end = n; end > 1; end--) {
+        struct candidate t = a[0];
+        a[0] = a[end - 1];
+        a[end - 1] = t;
+        sift_down(a, 0, end - 1);
+    }
+}
+
+static bool wanted(struct elf_file *f, const struct elf_symbols *syms, size_t i, struct elf_symbol *s)
+{
+    return elf_symbols_get(syms, i, s) && (is_function(s) || is_code_label(f, s));
 }
 
 static void build_entries(struct symtab *t, struct elf_file *f, const struct elf_symbols *syms)
 {
-    struct candidate *cand = xreallocarray(NULL, syms->count ? syms->count : 1, sizeof(*cand));
-    struct arena names = {0};
-    size_t n = 0;
-    bool arm = elf_file_machine(f) == EM_ARM;
+    /* A first pass sizes both arrays exactly. */
+    size_t want = 0, name_bytes = 0;
     for (size_t i = 0; i < syms->count; i++) {
         struct elf_symbol s;
-        if (!elf_symbols_get(syms, i, &s) || !(is_function(&s) || is_code_label(f, &s)))
+        if (wanted(f, syms, i, &s)) {
+            want++;
+            name_bytes += strlen(s.name) + 1;
+        }
+    }
+    struct candidate *cand = xreallocarray(NULL, want ? want : 1, sizeof(*cand));
+    struct arena names = {0};
+    names.cap = name_bytes < UINT32_MAX ? name_bytes + 1 : 4096;
+    names.data = xmalloc(names.cap);
+    size_t n = 0;
+    bool arm = elf_file_machine(f) == EM_ARM;
+    for (size_t i = 0; i < syms->count && n < want; i++) {
+        struct elf_symbol s;
+        if (!wanted(f, syms, i, &s))
             continue;
         if (names.used > UINT32_MAX - 4096 - strlen(s.name))
             break; /* names beyond 4 GiB: a hostile file, not a program */
@@ -142,7 +194,7 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
         c->shndx = s.shndx;
         c->rank = binding_rank(s.bind);
     }
-    qsort(cand, n, sizeof(*cand), compare_candidates);
+    sort_candidates(cand, n);
 
     t->entries = xreallocarray(NULL, n ? n : 1, sizeof(*t->entries));
     size_t out = 0;
