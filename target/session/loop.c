@@ -57,6 +57,15 @@ void session_handle_signals(struct session *s, int sfd)
 
 static void handle_console_input(struct session *s, struct pollfd *pfd)
 {
+    if (console_editing(s->console)) {
+        /* One key at a time: the editor reads nothing poll() did not
+         * announce (but the rest of an escape sequence, briefly). */
+        if (!console_read_edited(s->console))
+            pfd->fd = -1;
+        if (console_wants_quit(s->console))
+            s->quit_requested = true;
+        return;
+    }
     char buf[4096];
     ssize_t n = read(s->console_fd, buf, sizeof(buf));
     if (n > 0) {
@@ -123,6 +132,10 @@ int session_run(struct session *s)
                 console_monitor_tick(s->console);
         }
     }
+    /* quit, a signal, or the program's end: the terminal as it was, for the
+     * final report and the shell. */
+    if (s->console)
+        console_stop_editing(s->console);
     close(sfd);
     s->signal_fd = -1;
     close(s->timer_fd);
