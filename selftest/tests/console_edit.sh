@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The console's line editor (libedit), typed at as a person would in tmux:
 # memtrace -p PID on the phases program.  `status`, then Up + Enter runs it
-# again from the history; a line mistyped and mended with Backspace, Left and
+# again from the history, Up Up Down walks it; a line mistyped and mended with Backspace, Left and
 # an insertion runs as the mended command; Tab completes a command prefix
 # (sta -> status), an option's value (-f j -> json) and a file name after
 # '>' (the report then lands in that file, as JSON that python reads).  No
 # "control character" error ever shows.  The terminal is put back exactly as
 # it was (stty -g before = after) when the session ends by quit, by Ctrl-C,
 # by SIGTERM, by a SIGKILL of the tracer process (its supervisor restores
-# it), and by the program's exit.
+# it), by Ctrl-D (tracing goes on) and by the program's exit.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 need_tool tmux tmux
@@ -77,6 +77,16 @@ wait_until 5 "Up to bring back 'status'" count_ge '^> status$' 2
 type_keys Enter
 until_count '^status at [0-9]{4}-' 2
 echo "history: Up + Enter ran status again"
+# Up, Up goes back past "help quit" to "status"; Down comes back to it.
+type_keys -l 'help quit'; type_keys Enter
+until_count '^    detach from the target' 1
+type_keys Up Up
+wait_until 5 "Up Up to bring back 'status'" count_ge '^> status$' 3
+type_keys Down Enter
+until_count '^    detach from the target' 2
+[ "$(count '^status at [0-9]{4}-')" -eq 2 ] || fail "Up Up Down ran status, not help quit:
+$(screen)"
+echo "history: Up Up Down + Enter ran 'help quit' again"
 
 # "sttusx", Backspace, three times Left, "a": the line is "status".
 type_keys -l sttusx; type_keys BSpace Left Left Left; type_keys -l a
@@ -132,8 +142,16 @@ kill -KILL "$tracer"
 restored 5
 echo "SIGKILL of the tracer (exit $(cat rc.5)): terminal restored by the supervisor"
 
+# Ctrl-D on an empty line ends the input: the terminal is restored at once
+# while tracing goes on; then the program's exit ends the session.
 session 4
-type_keys -l sta
+tty_now() { stty -g < "$(tm display-message -p -t mt '#{pane_tty}')"; }
+tty_as_before() { [ "$(tty_now)" = "$(cat tty.before.4)" ]; }
+tty_as_before && fail "the terminal is not in the editor's mode while editing"
+type_keys C-d
+wait_until 10 "Ctrl-D to restore the terminal" tty_as_before
+[ -s rc.4 ] && fail "memtrace ended at Ctrl-D: $(cat err.4)"
+echo "Ctrl-D: terminal restored, tracing goes on"
 touch ctl/go1 ctl/go2 ctl/go3
 restored 4
 wait "$prog" || fail "the program failed after the sessions"
