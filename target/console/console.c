@@ -173,6 +173,12 @@ bool console_start_editing(struct console *c, int fd)
     return true;
 }
 
+void console_terminal_resized(struct console *c)
+{
+    if (c->editing)
+        line_edit_resized();
+}
+
 bool console_editing(const struct console *c)
 {
     return c->editing;

@@ -63,6 +63,8 @@ bool console_editing(const struct console *c);
 /* The editor's fd is readable.  False: no more input (Ctrl-D, hang-up, quit);
  * the terminal is back in its normal mode. */
 bool console_read_edited(struct console *c);
+/* The terminal changed size (SIGWINCH): the editor redraws to fit. */
+void console_terminal_resized(struct console *c);
 /* Restore the terminal (the session ends).  Idempotent. */
 void console_stop_editing(struct console *c);
 /* "libedit" or "plain line reader" (--version). */

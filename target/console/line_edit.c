@@ -13,6 +13,7 @@ bool line_edit_start(int fd, FILE *out, const char *prompt,
 bool line_edit_readable(void) { return false; }
 void line_edit_hide(void) {}
 void line_edit_show(void) {}
+void line_edit_resized(void) {}
 void line_edit_stop(void) {}
 bool line_edit_active(void) { return false; }
 
@@ -205,6 +206,12 @@ void line_edit_show(void)
         fflush(ed.out);
         rl_forced_update_display();
     }
+}
+
+void line_edit_resized(void)
+{
+    if (ed.active)
+        rl_resize_terminal();
 }
 
 void line_edit_stop(void)

@@ -36,6 +36,9 @@ enum { LINE_EDIT_KEY_MS = 100 };
 void line_edit_hide(void);
 void line_edit_show(void);
 
+/* The terminal changed size (SIGWINCH, taken by the session's signalfd). */
+void line_edit_resized(void);
+
 /* Stop editing and put the terminal back as it was.  Idempotent; also run
  * at exit. */
 void line_edit_stop(void);

@@ -50,6 +50,8 @@ void session_handle_signals(struct session *s, int sfd)
             if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
                 s->quit_requested = true;
                 s->quit_signal = (int)sig;
+            } else if (sig == SIGWINCH && s->console) {
+                console_terminal_resized(s->console);
             }
         }
     } while (n == (ssize_t)sizeof(si));
@@ -88,6 +90,7 @@ int session_run(struct session *s)
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGWINCH);     /* the line editor's width */
     sigprocmask(SIG_BLOCK, &mask, NULL);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
