@@ -126,7 +126,10 @@ static void restore_at_exit(void)
 bool line_edit_start(int fd, FILE *out, const char *prompt,
                      bool (*on_line)(void *arg, const char *line, size_t len), void *arg)
 {
-    if (ed.active || !isatty(fd) || !isatty(fileno(out)))
+    /* A memtrace started in the background (`memtrace -p PID &`) keeps the
+     * plain reader: setting the terminal's mode from there would stop it
+     * (SIGTTOU), and the program it traces with it. */
+    if (ed.active || !isatty(fd) || !isatty(fileno(out)) || tcgetpgrp(fd) != getpgrp())
         return false;
     ed.saved = tcgetattr(fd, &ed.termios) == 0;
     if (!ed.saved)
