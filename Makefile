@@ -166,6 +166,31 @@ ALL_CFLAGS += -DMT_NO_TLS
 endif
 endif
 
+# The console's line editor (target/console/line_edit.c): libedit, linked
+# statically with libbsd, libmd and ncurses' libtinfo, so that the board
+# binary stays self-contained.  Native builds take Debian's libedit-dev;
+# arm/aarch64 cross builds unpack the target's packages
+# (selftest/cross-libedit.sh).  Without them (ARCH=i386: no i386 packages
+# here, or a failed download) the console keeps its plain line reader, and
+# `memtrace --version` says "console: plain line reader".
+LIBEDIT_OK :=
+ifneq ($(wildcard $(shell $(CC) $(ARCH_CFLAGS) -print-file-name=libedit.a)),)
+LIBEDIT_OK := yes
+else ifneq ($(CROSS_COMPILE),)
+ifneq ($(DEB_ARCH_$(ARCH)),)
+CROSS_LIBEDIT := $(BUILD)/libedit
+LIBEDIT_OK := $(shell selftest/cross-libedit.sh $(CROSS_LIBEDIT) $(DEB_ARCH_$(ARCH)) && echo yes)
+ifeq ($(LIBEDIT_OK),yes)
+LIBEDIT_CFLAGS := -I$(CROSS_LIBEDIT)/usr/include
+ALL_LDFLAGS += -L$(CROSS_LIBEDIT)/usr/lib/$(CROSS_TRIPLE)
+endif
+endif
+endif
+ifeq ($(LIBEDIT_OK),yes)
+$(BUILD)/obj/target/console/line_edit.o: ALL_CFLAGS += -DMT_LIBEDIT $(LIBEDIT_CFLAGS)
+TARGET_LIBS += -Wl,-Bstatic -ledit -lbsd -lmd -ltinfo -Wl,-Bdynamic
+endif
+
 UNIT_SRCS := $(wildcard selftest/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:selftest/unit/%.c=$(BUILD)/unit/%)
 PROG_C := $(wildcard selftest/programs/*.c)

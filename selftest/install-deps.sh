@@ -32,7 +32,10 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf
       # boards (selftest/board): arm64 and armhf kernels in qemu-system, an
       # initramfs made with cpio, C++ test programs cross-built with clang++
-      qemu-system-arm cpio libstdc++-12-dev-arm64-cross libstdc++-12-dev-armhf-cross)
+      qemu-system-arm cpio libstdc++-12-dev-arm64-cross libstdc++-12-dev-armhf-cross
+      # the console's line editor (target/console/line_edit.c), linked
+      # statically: libedit.a with libbsd.a, libmd.a and ncurses' libtinfo.a
+      libedit-dev libbsd-dev libmd-dev)
 # The boards' own packages (kernel, busybox, libc, valgrind, gdbserver of
 # arm64 and armhf) are not installed: selftest/board/fetch.sh downloads and
 # unpacks them into build-board/ once apt knows those architectures.

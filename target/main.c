@@ -97,6 +97,7 @@ static void print_version(void)
     version_print(stdout, "memtrace", ARCH_NAME);
     printf("engines: ptrace%s\n", agent_engine_built() ? ", agent" : "");
     printf("cpus: %s\n", ARCH_NAME);
+    printf("console: %s\n", console_line_reader());
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,

@@ -79,6 +79,25 @@ start_fs() {
     cat "$log"; fail "memtrace-fs did not start"
 }
 
+# readheld_until_ok N FILE: after a failed read the provider fails reads at
+# once for a while (its back-off: 1 s, doubling), a timer no test can see.
+# Sends "readheld FILE" to the test_wire client (fd 3, replies in
+# $MT_TMP/client.out, N of them so far; the test's wait_lines N waits for the
+# Nth) until one is answered ok, for at most 15 s.  OK_LINE: that reply's number.
+readheld_until_ok() {
+    local n=$1 end=$((SECONDS + 15)) reply
+    while :; do
+        echo "readheld $2" >&3
+        n=$((n + 1))
+        wait_lines "$n"
+        reply=$(sed -n "${n}p" "$MT_TMP/client.out")
+        [[ $reply == ok* ]] && break
+        [ $SECONDS -lt $end ] || fail "reads still fail after 15 s: $reply"
+        sleep 0.1
+    done
+    OK_LINE=$n
+}
+
 stop_fs() {
     [ -n "${FS_PID:-}" ] || return 0
     kill -TERM "$FS_PID" 2>/dev/null

@@ -84,6 +84,16 @@ wait_until() {
     done
 }
 
+# tcp_listening PORT [NETNS]: a TCP socket listens on PORT (in NETNS).
+# tcp_connected PORT [NETNS]: a TCP connection with local port PORT is
+# established (in NETNS).  For wait_until: a server is up, a peer came in.
+tcp_listening() {
+    ${2:+ip netns exec "$2"} ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+tcp_connected() {
+    ${2:+ip netns exec "$2"} ss -Htn state established "sport = :$1" 2>/dev/null | grep -q .
+}
+
 # threads_at_least PID N: process PID runs N threads or more.
 threads_at_least() {
     [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]

@@ -18,7 +18,7 @@ mkfifo "$MT_TMP/cmds"
 CLIENT=$!
 PIDS+=($CLIENT)
 exec 3>"$MT_TMP/cmds"
-sleep 0.5
+wait_until 10 "the target to listen on port 4002" tcp_listening 4002 "$NS_T"
 "${IN_HOST[@]}" "$MEMTRACE_FS" -c "$ADDR_T:4002" "$root" >"$MT_TMP/fs.log" 2>&1 3>&- &
 FS=$!
 PIDS+=($FS)
@@ -45,10 +45,13 @@ wait_lines 6
 "${IN_HOST[@]}" "$MEMTRACE_FS" -c "$ADDR_T:4002" "$root" >"$MT_TMP/fs2.log" 2>&1 3>&- &
 FS=$!
 PIDS+=($FS)
-sleep 3
-echo "readheld $out/reconnected" >&3
+# memtrace-fs -c retries every second: until its new connection is in, and
+# the provider's back-off after the failed read is over.
+wait_until 10 "memtrace-fs to connect in again" tcp_connected 4002 "$NS_T"
+readheld_until_ok 6 "$out/reconnected"
+ok=$OK_LINE
 echo "stats" >&3
-wait_lines 8
+wait_lines $((ok + 1))
 exec 3>&-
 wait "$CLIENT"
 cat "$MT_TMP/client.out" "$MT_TMP/client.err"
@@ -57,6 +60,6 @@ line() { sed -n "$1p" "$MT_TMP/client.out"; }
 [[ $(line 3) == ok* ]] && cmp "$out/byid" "$root/usr/bin/.debug/prog.debug" || fail "by build-id"
 [[ $(line 4) == ok* ]] && cmp "$out/bylink" "$root/usr/bin/.debug/prog.debug" || fail "by debuglink"
 [[ $(line 6) == error* ]] || fail "read after the drop did not fail: $(line 6)"
-[[ $(line 7) == ok* ]] && cmp "$out/reconnected" "$root/lib/libbig.so" || fail "no reconnect: $(line 7)"
-[[ $(line 8) == *reconnects=1* ]] || fail "stats: $(line 8)"
+[[ $(line $ok) == ok* ]] && cmp "$out/reconnected" "$root/lib/libbig.so" || fail "no reconnect: $(line $ok)"
+[[ $(line $((ok + 1))) == *reconnects=1* ]] || fail "stats: $(line $((ok + 1)))"
 echo "net_reverse: ok"

@@ -75,7 +75,7 @@ same_report "$MT_TMP/demo.local" "$MT_TMP/demo.mdns" "A (memtrace -m)"
 "${IN_TARGET[@]}" "$MEMTRACE" -l "$ADDR_T:4003" -o "$MT_TMP/demo.rev" "$t/demo" >/dev/null 2>"$MT_TMP/demo.rev.err" &
 TR=$!
 PIDS+=($TR)
-sleep 0.5
+wait_until 10 "memtrace -l to listen on port 4003" tcp_listening 4003 "$NS_T"
 "${IN_HOST[@]}" "$MEMTRACE_FS" -n -c "$ADDR_T:4003" "$root" >"$MT_TMP/fs-rev.log" 2>&1 &
 FSR=$!
 PIDS+=($FSR)
@@ -84,10 +84,6 @@ kill "$FSR"; wait "$FSR" 2>/dev/null
 same_report "$MT_TMP/demo.local" "$MT_TMP/demo.rev" "B (memtrace -l, memtrace-fs -c)"
 
 # C. killed mid-trace
-wait_for() { # FILE TEXT
-    for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-    fail "no '$2' in $1"
-}
 run_phases() { # NAME RESTART(yes/no)
     local ctl=$MT_TMP/ctl-$1
     mkdir -p "$ctl"
@@ -96,15 +92,15 @@ run_phases() { # NAME RESTART(yes/no)
         >"$MT_TMP/phases.$1.out" 2>"$MT_TMP/phases.$1.err" &
     local tr=$!
     PIDS+=($tr)
-    wait_for "$MT_TMP/phases.$1.out" "phase 1"
+    wait_for_line "$MT_TMP/phases.$1.out" "^phase 1$"
     kill -KILL "$FS"; wait "$FS" 2>/dev/null
     touch "$ctl/go1"
-    wait_for "$MT_TMP/phases.$1.out" "phase 2"
+    wait_for_line "$MT_TMP/phases.$1.out" "^phase 2$"
     if [ "$2" = yes ]; then
         "${IN_HOST[@]}" "$MEMTRACE_FS" -n -p 3002 "$root" >"$MT_TMP/fs-$1.log" 2>&1 &
         FS=$!
         PIDS+=($FS)
-        sleep 3
+        wait_for_line "$MT_TMP/fs-$1.log" "serving .* on port 3002"
     fi
     touch "$ctl/go2" "$ctl/go3"
     local start=$SECONDS rc=0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# memtrace-fs dies (SIGKILL) while memtrace traces with -c: memtrace says so
+# memtrace-fs dies (SIGKILL) while memtrace traces with -c (the program has
+# made its first round of allocations under memtrace): memtrace says so
 # in one warning, goes on with local files, does not hang, and its figures
 # still equal valgrind's HEAP SUMMARY for the program.
 set -u
@@ -10,23 +11,34 @@ work=$MT_TMP/app
 root=$MT_TMP/sysroot
 mkdir -p "$work" "$root$work"
 cat >"$work/slow.c" <<'C'
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 char *__attribute__((noinline)) grab(int n) { char *p = malloc(n); memset(p, 1, n); return p; }
-int main(void) { for (int i = 0; i < 5; i++) { free(grab(50)); grab(100 + i); usleep(300000); } return 0; }
+/* argv[1]: a file made after the first round (open allocates nothing). */
+int main(int argc, char **argv) {
+    for (int i = 0; i < 5; i++) {
+        free(grab(50)); grab(100 + i);
+        if (i == 0 && argc > 1) close(open(argv[1], O_CREAT | O_WRONLY, 0644));
+        usleep(300000);
+    }
+    return 0;
+}
 C
 gcc $MT_TARGET_CFLAGS -g -O0 -Wl,--build-id -o "$root$work/slow" "$work/slow.c" || fail "gcc"
 cp "$root$work/slow" "$work/slow"
 start_fs "$MT_TMP/fs.log" "$MEMTRACE_FS" -n -p 0 "$root"
-(sleep 0.6; kill -KILL "$FS_PID") &
+(wait_until 20 "the program's first round under memtrace" test -e "$MT_TMP/round1"
+ kill -KILL "$FS_PID") &
+killer=$!
 start=$SECONDS
-mt=$(memtrace_summary -c "127.0.0.1:$FS_PORT" "$work/slow" 2>"$MT_TMP/err.txt") || fail "memtrace failed: $(cat "$MT_TMP/err.txt")"
+mt=$(memtrace_summary -c "127.0.0.1:$FS_PORT" "$work/slow" "$MT_TMP/round1" 2>"$MT_TMP/err.txt") || fail "memtrace failed: $(cat "$MT_TMP/err.txt")"
 took=$((SECONDS - start))
-wait
+wait "$killer" || fail "memtrace-fs was not killed mid-trace"
 FS_PID=
 cat "$MT_TMP/err.txt"
-vg=$(valgrind_summary "$work/slow") || fail "valgrind failed"
+vg=$(valgrind_summary "$work/slow" "$MT_TMP/round1.vg") || fail "valgrind failed"
 echo "valgrind: $vg | memtrace: $mt | ${took} s"
 [ "$vg" = "$mt" ] || fail "figures differ after memtrace-fs died"
 grep -q "memtrace-fs .*going on without it" "$MT_TMP/err.txt" || fail "no clear warning that memtrace-fs is gone"

@@ -1,5 +1,7 @@
 #include "target/console/console.h"
+#include "target/console/complete.h"
 #include "target/console/console_internal.h"
+#include "target/console/line_edit.h"
 
 #include "shared/xalloc.h"
 
@@ -19,12 +21,13 @@ struct console *console_new(const struct console_ops *ops, void *ctx, FILE *out)
 
 void console_free(struct console *c)
 {
+    console_stop_editing(c);
     free(c);
 }
 
 static void prompt(struct console *c)
 {
-    if (c->interactive && !c->quit) {
+    if (c->interactive && !c->editing && !c->quit) {
         fputs("> ", c->out);
         fflush(c->out);
     }
@@ -59,6 +62,11 @@ static const struct command {
     { "report", cmd_report }, { "clear", cmd_clear }, { "scan", cmd_scan },
     { "quit", cmd_quit },   { "exit", cmd_quit },
 };
+
+const char *console_command_name(size_t i)
+{
+    return i < sizeof(commands) / sizeof(commands[0]) ? commands[i].name : NULL;
+}
 
 static void run_line(struct console *c, const char *line, size_t len)
 {
@@ -143,4 +151,55 @@ void console_eof(struct console *c)
 {
     if (c->len || c->overflow)
         end_of_line(c);
+}
+
+/* A line from the editor (line_edit.c), already free of its terminator. */
+static bool edited_line(void *arg, const char *line, size_t len)
+{
+    struct console *c = arg;
+    if (len > CONSOLE_LINE_MAX)
+        console_error(c, "line too long (more than %d bytes): ignored", CONSOLE_LINE_MAX);
+    else
+        console_execute(c, line, len);
+    fflush(c->out);
+    return !c->quit;
+}
+
+bool console_start_editing(struct console *c, int fd)
+{
+    if (!line_edit_start(fd, c->out, "> ", edited_line, c))
+        return false;
+    c->interactive = c->editing = true;
+    return true;
+}
+
+void console_terminal_resized(struct console *c)
+{
+    if (c->editing)
+        line_edit_resized();
+}
+
+bool console_editing(const struct console *c)
+{
+    return c->editing;
+}
+
+bool console_read_edited(struct console *c)
+{
+    if (c->editing && line_edit_readable())
+        return true;
+    c->editing = false;
+    return false;
+}
+
+void console_stop_editing(struct console *c)
+{
+    if (c->editing)
+        line_edit_stop();
+    c->editing = false;
+}
+
+const char *console_line_reader(void)
+{
+    return line_edit_kind();
 }

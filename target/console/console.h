@@ -59,6 +59,22 @@ void console_free(struct console *c);
 /* On a terminal the console prints "> " now and after every line. */
 void console_set_interactive(struct console *c, bool interactive);
 
+/* On a terminal: edit lines with libedit (line_edit.h), which prints the
+ * prompt and hands over finished lines.  False when this build has no
+ * editor or fd is not a terminal: then console_set_interactive and
+ * console_feed, as for a pipe. */
+bool console_start_editing(struct console *c, int fd);
+bool console_editing(const struct console *c);
+/* The editor's fd is readable.  False: no more input (Ctrl-D, hang-up, quit);
+ * the terminal is back in its normal mode. */
+bool console_read_edited(struct console *c);
+/* The terminal changed size (SIGWINCH): the editor redraws to fit. */
+void console_terminal_resized(struct console *c);
+/* Restore the terminal (the session ends).  Idempotent. */
+void console_stop_editing(struct console *c);
+/* "libedit" or "plain line reader" (--version). */
+const char *console_line_reader(void);
+
 /* Bytes as read from stdin, any split.  Lines end at LF, CR or CR LF;
  * backspace/DEL erase the previous byte of the line being typed. */
 void console_feed(struct console *c, const char *data, size_t n);

@@ -1,4 +1,6 @@
+#include "target/console/complete.h"
 #include "target/console/console_internal.h"
+#include "target/console/line_edit.h"
 #include "target/report/report_file.h"
 
 #include <errno.h>
@@ -20,6 +22,14 @@ static const struct help_entry {
     { "scan", "scan", "leak scan: find blocks no pointer refers to" },
     { "quit", "quit", "detach from the target, write the final report, exit" },
 };
+
+const char *console_command_usage(const char *name)
+{
+    for (size_t i = 0; i < sizeof(help_entries) / sizeof(help_entries[0]); i++)
+        if (strcmp(help_entries[i].name, name) == 0)
+            return help_entries[i].usage;
+    return NULL;
+}
 
 static bool no_args(struct console *c, const struct tokens *t)
 {
@@ -122,6 +132,8 @@ void console_monitor_tick(struct console *c)
     clock_gettime(CLOCK_MONOTONIC, &now);
     double secs = (double)(now.tv_sec - c->last_time.tv_sec) +
                   (double)(now.tv_nsec - c->last_time.tv_nsec) / 1e9;
+    if (c->editing)
+        line_edit_hide();   /* the line being typed comes back below */
     put_status(c, &tot);
     fprintf(c->out, "    growth: %+" PRId64 " bytes, %+" PRId64 " blocks in %.1f s\n",
             delta(tot.in_use_bytes, c->last_bytes), delta(tot.in_use_blocks, c->last_blocks),
@@ -130,7 +142,9 @@ void console_monitor_tick(struct console *c)
     c->last_blocks = tot.in_use_blocks;
     c->last_time = now;
     /* The summary landed after the prompt: show it again below. */
-    if (c->interactive)
+    if (c->editing)
+        line_edit_show();
+    else if (c->interactive)
         fputs("> ", c->out);
     fflush(c->out);
 }

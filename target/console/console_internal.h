@@ -13,6 +13,7 @@ struct console {
     void *ctx;
     FILE *out;
     bool interactive, quit;
+    bool editing;       /* lines come from the line editor (line_edit.c) */
 
     char line[CONSOLE_LINE_MAX];
     size_t len;

@@ -50,6 +50,8 @@ void session_handle_signals(struct session *s, int sfd)
             if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
                 s->quit_requested = true;
                 s->quit_signal = (int)sig;
+            } else if (sig == SIGWINCH && s->console) {
+                console_terminal_resized(s->console);
             }
         }
     } while (n == (ssize_t)sizeof(si));
@@ -57,6 +59,15 @@ void session_handle_signals(struct session *s, int sfd)
 
 static void handle_console_input(struct session *s, struct pollfd *pfd)
 {
+    if (console_editing(s->console)) {
+        /* One key at a time: the editor reads nothing poll() did not
+         * announce (but the rest of an escape sequence, briefly). */
+        if (!console_read_edited(s->console))
+            pfd->fd = -1;
+        if (console_wants_quit(s->console))
+            s->quit_requested = true;
+        return;
+    }
     char buf[4096];
     ssize_t n = read(s->console_fd, buf, sizeof(buf));
     if (n > 0) {
@@ -79,6 +90,7 @@ int session_run(struct session *s)
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGWINCH);     /* the line editor's width */
     sigprocmask(SIG_BLOCK, &mask, NULL);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -131,6 +143,10 @@ int session_run(struct session *s)
             }
         }
     }
+    /* quit, a signal, or the program's end: the terminal as it was, for the
+     * final report and the shell. */
+    if (s->console)
+        console_stop_editing(s->console);
     close(sfd);
     s->signal_fd = -1;
     close(s->timer_fd);

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "shared/log.h"
@@ -78,6 +79,18 @@ static void undo_in_target(pid_t target, int mem_fd)
             "return addresses in process %d", (int)tracer_pid, bps, rets, (int)target);
 }
 
+/* The terminal as memtrace found it: the tracer's console edits lines in
+ * raw mode and restores it on every exit it sees; a tracer killed outright
+ * (SIGKILL, a crash) cannot, so the supervisor does. */
+static struct termios tty_at_start;
+static bool tty_saved;
+
+static void restore_terminal(int status)
+{
+    if (tty_saved && WIFSIGNALED(status))
+        tcsetattr(STDIN_FILENO, TCSADRAIN, &tty_at_start);
+}
+
 static void mirror_exit(int status)
 {
     if (WIFEXITED(status))
@@ -127,6 +140,7 @@ static void supervise(int sock)
         ;
     if (WIFSIGNALED(status))
         mt_warn("the tracer (pid %d) was killed by %s", (int)tracer_pid, strsignal(WTERMSIG(status)));
+    restore_terminal(status);
     mirror_exit(status);
 }
 
@@ -140,6 +154,7 @@ int guardian_start(void)
         return -1;
     }
     pid_t supervisor = getpid();
+    tty_saved = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &tty_at_start) == 0;
     pid_t child = fork();
     if (child < 0) {
         mt_warn("no guardian process (fork: %s)", strerror(errno));
