@@ -1,5 +1,5 @@
 /* Names for the frames of a report: module, offset, function (demangled),
- * file:line, with the frames inlining and tail calls hid.  Asks only the
+ * file:line, and the frames that inlining and tail calls hide.  Asks only the
  * objects (objects/object.h) of a space the caller gives. */
 #ifndef MT_SESSION_RESOLVE_H
 #define MT_SESSION_RESOLVE_H
