@@ -344,6 +344,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -D_GNU_SOURCE
+	python3 selftest/include-cycles.py $(BUILD)
 
 cross:
 	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu- ARCH=aarch64

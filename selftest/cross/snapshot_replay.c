@@ -159,31 +159,19 @@ static int load(const char *path, struct snapshot *s, struct module_map *mm)
         return -1;
     }
 
-    mm->mods = xcalloc(MAX_MODULES, sizeof(*mm->mods));
-    mm->cap = MAX_MODULES;
     for (int i = 0; i < nseen; i++) {
         if (!seen[i].have_text)
             continue;
-        struct module *m = xcalloc(1, sizeof(*m));
-        m->path = xstrdup(seen[i].path);
-        m->start = seen[i].start;
-        m->end = seen[i].end;
-        struct elf_file *ef = module_mapped_elf(mm, m);
+        struct object *o = object_new(&(struct object_origin){ .pid = mm->pid, .path = seen[i].path,
+            .start = seen[i].start, .end = seen[i].end, .locator = mm->locator });
+        struct elf_file *ef = object_mapped_elf(o);
         const struct elf_section *text = ef ? elf_file_find_section(ef, ".text") : NULL;
         if (!text) {
-            fprintf(stderr, "%s: cannot read %s\n", path, m->path);
-            free(m->path);
-            free(m);
+            fprintf(stderr, "%s: cannot read %s\n", path, seen[i].path);
+            object_free(o);
             continue;
         }
-        m->bias = seen[i].text_runtime - text->addr;
-        size_t k = mm->count;
-        while (k > 0 && mm->mods[k - 1]->start > m->start) {
-            mm->mods[k] = mm->mods[k - 1];
-            k--;
-        }
-        mm->mods[k] = m;
-        mm->count++;
+        module_map_add(mm, o, seen[i].start, seen[i].end, seen[i].text_runtime - text->addr);
     }
     return 0;
 }
@@ -205,7 +193,7 @@ static struct cfi_table *find_cfi(void *ctx, uint64_t pc, uint64_t *bias)
     if (!m)
         return NULL;
     *bias = m->bias;
-    return module_cfi(mm, m);
+    return object_cfi(m->obj);
 }
 
 static struct exidx_table *find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
@@ -215,7 +203,7 @@ static struct exidx_table *find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
     if (!m)
         return NULL;
     *bias = m->bias;
-    return module_exidx(mm, m);
+    return object_exidx(m->obj);
 }
 
 static size_t func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)
@@ -242,7 +230,7 @@ static bool same_symbol(struct module_map *mm, const struct gdb_frame *g, int i,
                         char *why, size_t whylen)
 {
     struct module *m = module_find(mm, pc);
-    struct symbolizer *sym = m ? module_symbolizer(mm, m) : NULL;
+    struct symbolizer *sym = m ? object_symbolizer(m->obj) : NULL;
     struct sym_info info;
     memset(&info, 0, sizeof(info));
     int found = sym ? symbolizer_lookup(sym, (i == 0 ? pc : pc - 1) - m->bias, &info) : 0;

@@ -69,8 +69,9 @@ void agent_stop(struct tracee *t);
 void agent_forget(struct tracee *t);
 /* A forked child (its memory a copy of t's): patches undone and the agent
  * switched off in the child's memory, so the child never writes into the
- * parent's rings. */
-void agent_release_child(struct tracee *t, int child_pid);
+ * parent's rings.  0, or the first write's -errno (the rest is still
+ * tried). */
+int agent_release_child(struct tracee *t, int child_pid);
 
 /* For status: ring waits, calls replayed, calls not recorded. */
 struct agent_stats {

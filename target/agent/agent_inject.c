@@ -118,10 +118,10 @@ static uint64_t stack_scratch(struct thread *th)
     return (arch_sp(&regs) - ARCH_STACK_REDZONE - 512) & ~(uint64_t)15;
 }
 
-void agent_write_data(struct tracee *t)
+int agent_write_data(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
-    target_mem_write(&t->mem, a->image + a->hdr.data_off, &a->data, sizeof(a->data));
+    return target_mem_write(&t->mem, a->image + a->hdr.data_off, &a->data, sizeof(a->data));
 }
 
 static void undo_start(struct tracee *t, struct thread *th, struct agent_engine *a, int64_t memfd,
@@ -483,14 +483,20 @@ void agent_stop(struct tracee *t)
         return;
     agent_drain(t, true);
     a->data.state = AGENT_OFF;
-    agent_write_data(t);
-    unsigned undone = 0;
+    /* Said, as a breakpoint that cannot be removed is: the detach goes on. */
+    if (agent_write_data(t) < 0)
+        mt_warn("process %d: cannot switch the agent off", (int)t->pid);
+    unsigned undone = 0, kept = 0;
     for (unsigned i = 0; i < a->npatches; i++) {
         struct agent_patch *p = &a->patches[i];
         if (p->active && target_mem_write(&t->mem, p->addr, p->orig, p->covered) == 0)
             undone++;
+        else if (p->active)
+            kept++;
         p->active = false;
     }
+    if (kept)
+        mt_warn("process %d: %u patched functions cannot be restored", (int)t->pid, kept);
     struct thread *th = any_stopped(t);
     /* A thread inside the agent (waiting for room in its ring, or in a
      * call the agent made) leaves it by itself now that the agent is off
@@ -531,21 +537,26 @@ void agent_forget(struct tracee *t)
     release_local(t);
 }
 
-void agent_release_child(struct tracee *t, int child_pid)
+int agent_release_child(struct tracee *t, int child_pid)
 {
     struct agent_engine *a = t->agent;
     if (!a)
-        return;
+        return 0;
     struct target_mem cm;
-    if (target_mem_open(&cm, child_pid) < 0)
-        return;
+    int rc = target_mem_open(&cm, child_pid);
+    if (rc < 0)
+        return rc;
     for (unsigned i = 0; i < a->npatches; i++)
-        if (a->patches[i].active)
-            target_mem_write(&cm, a->patches[i].addr, a->patches[i].orig, a->patches[i].covered);
+        if (a->patches[i].active) {
+            int w = target_mem_write(&cm, a->patches[i].addr, a->patches[i].orig, a->patches[i].covered);
+            rc = rc < 0 ? rc : w;
+        }
     uint32_t off = AGENT_OFF;
-    target_mem_write(&cm, a->image + a->hdr.data_off + offsetof(struct agent_data, state), &off,
-                     sizeof(off));
+    int w = target_mem_write(&cm, a->image + a->hdr.data_off + offsetof(struct agent_data, state), &off,
+                             sizeof(off));
+    rc = rc < 0 ? rc : w;
     target_mem_close(&cm);
+    return rc;
 }
 
 unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2])

@@ -48,7 +48,8 @@ struct agent_engine {
 };
 
 /* agent_inject.c */
-void agent_write_data(struct tracee *t);
+/* The agent_data block into the target: 0 or -errno. */
+int agent_write_data(struct tracee *t);
 void agent_ring_free(struct agent_engine *a);
 /* agent_rows.c */
 void agent_learn_rows(struct tracee *t, uint32_t stack_id);

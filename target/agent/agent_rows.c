@@ -28,7 +28,7 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
     struct module *m = module_find(t->modules, probe);
     if (!m)
         return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
-    struct cfi_table *table = module_cfi(t->modules, m);
+    struct cfi_table *table = object_cfi(m->obj);
     const struct cfi_row *row = table ? cfi_lookup(table, probe - m->bias) : NULL;
     if (!row)
         return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);

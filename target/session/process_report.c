@@ -10,7 +10,23 @@
 #include "target/agent/agent.h"
 #include "target/net/remote.h"
 #include "target/report/report_file.h"
+#include "target/session/resolve.h"
 #include "target/session/session.h"
+#include "target/tracer/modules.h"
+
+void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
+{
+    struct session *s = ctx;
+    struct object_space space = module_map_objects(s->tracee->modules);
+    resolve_frame(&space, s->resolve_buf, pc, frame_index, out);
+}
+
+void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
+{
+    struct process_resolver *r = ctx;
+    struct object_space space = module_map_objects(r->tracee->modules);
+    resolve_frame(&space, r->buf, pc, frame_index, out);
+}
 
 static struct report_source source_of(struct tracee *t, struct process_resolver *r)
 {

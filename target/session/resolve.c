@@ -2,29 +2,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target/session/resolve.h"
+
+#include "arch/arch.h"
 #include "shared/xalloc.h"
-#include "target/session/session.h"
+#include "target/symbols/debug_object.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
 #include "target/symbols/symtab.h"
 #include "target/symbols/tailcall.h"
-#include "target/tracer/modules.h"
 #include "target/unwind/unwind.h"
-
-static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
-                       struct report_frame *out);
-
-void session_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
-{
-    struct session *s = ctx;
-    resolve_in(s->tracee->modules, s->resolve_buf, pc, frame_index, out);
-}
-
-void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report_frame *out)
-{
-    struct process_resolver *r = ctx;
-    resolve_in(r->tracee->modules, r->buf, pc, frame_index, out);
-}
 
 /* The frames of the last pc resolved: sub 0 computes them, the next subs
  * of the same pc read them (the report asks in that order).  First the
@@ -34,19 +21,19 @@ void process_resolve(void *ctx, uint64_t pc, unsigned frame_index, struct report
 static struct {
     unsigned n;
     struct sym_info chain[RESOLVE_FRAMES_MAX];
-    struct module *mod[RESOLVE_FRAMES_MAX];
+    struct object_place *mod[RESOLVE_FRAMES_MAX];
     uint64_t pc[RESOLVE_FRAMES_MAX];       /* runtime; the stored pc for the physical frame */
     bool tail[RESOLVE_FRAMES_MAX];
 } last;
 
 /* What a tail-call search needs to know about the callee. */
 struct callee {
-    struct module_map *mm;
-    struct module *m;
+    const struct object_space *space;
+    struct object_place *m;
     /* Modules whose DWARF may define a function of the chain: the
      * caller's, and those a jump of this search was found in (a static
      * function is called from its own module only). */
-    struct module *near[TAIL_CHAIN_MAX + 1];
+    struct object_place *near[TAIL_CHAIN_MAX + 1];
     unsigned nnear;
     uint64_t entry;             /* runtime address of its function; 0 if unknown */
     const char *symbol, *dwarf; /* its names (may be NULL) */
@@ -56,25 +43,26 @@ struct callee {
  * symbol table): a report asks about the same few names for every stack. */
 #define EXPORT_CACHE 64
 static struct {
-    const struct module *m;
+    const struct object *m;
     uint64_t start, bias, addr;
     char *name;
 } export_cache[EXPORT_CACHE];
 
-static uint64_t export_addr(struct module_map *mm, struct module *m, const char *name)
+static uint64_t export_addr(const struct object_place *m, const char *name)
 {
-    uint64_t h = 1469598103934665603ull ^ (uintptr_t)m;
+    uint64_t h = 1469598103934665603ull ^ (uintptr_t)m->obj;
     for (const char *p = name; *p; p++)
         h = (h ^ (uint8_t)*p) * 1099511628211ull;
     typeof(&export_cache[0]) e = &export_cache[h % EXPORT_CACHE];
-    if (e->name && e->m == m && e->start == m->start && e->bias == m->bias && strcmp(e->name, name) == 0)
+    if (e->name && e->m == m->obj && e->start == m->start && e->bias == m->bias && strcmp(e->name, name) == 0)
         return e->addr;
     free(e->name);
-    e->m = m;
+    e->m = m->obj;
     e->start = m->start;
     e->bias = m->bias;
     e->name = xstrdup(name);
-    e->addr = module_export_addr(mm, m, name);
+    uint64_t vaddr = object_export(m->obj, name);
+    e->addr = vaddr ? vaddr + m->bias : 0;
     return e->addr;
 }
 
@@ -83,24 +71,23 @@ static bool is_callee(void *ctx, const char *name)
     const struct callee *c = ctx;
     if ((c->symbol && strcmp(name, c->symbol) == 0) || (c->dwarf && strcmp(name, c->dwarf) == 0))
         return true;
-    return c->entry && export_addr(c->mm, c->m, name) == c->entry;
+    return c->entry && export_addr(c->m, name) == c->entry;
 }
 
 static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out, size_t max)
 {
     struct callee *c = ctx;
-    struct module_map *mm = c->mm;
     size_t n = 0;
-    for (size_t i = 0; i < mm->count && n < max; i++) {
-        struct module *m = mm->mods[i];
+    struct object_place *m;
+    for (size_t i = 0; n < max && (m = c->space->nth(c->space->map, i)); i++) {
         bool near = false;
         for (unsigned j = 0; j < c->nnear; j++)
             near |= c->near[j] == m;
         /* Other modules only for a function they export (their DWARF is
          * then read: not for every module at every search). */
-        if (!near && !export_addr(mm, m, function))
+        if (!near && !export_addr(m, function))
             continue;
-        struct symbolizer *sym = module_symbolizer(mm, m);
+        struct symbolizer *sym = object_symbolizer(m->obj);
         if (!sym)
             continue;
         struct inline_tail_call calls[16];
@@ -115,19 +102,20 @@ static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out,
 
 /* Appends the frames tail calls removed between the physical frame just
  * resolved (at, in m) and its caller (caller_pc, a return address). */
-static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at, uint64_t caller_pc)
+static void add_tail_frames(const struct object_space *space, struct object_place *m, uint64_t at,
+                            uint64_t caller_pc)
 {
     if (!caller_pc || (caller_pc & UNWIND_PC_EXACT))
         return; /* no caller, or one a signal interrupted: no call there */
     uint64_t ret = caller_pc & ~UNWIND_PC_EXACT;
-    struct module *mc = module_find_any(mm, ret - 1);
-    struct symbolizer *symc = mc ? module_symbolizer(mm, mc) : NULL;
+    struct object_place *mc = space->find(space->map, ret - 1);
+    struct symbolizer *symc = mc ? object_symbolizer(mc->obj) : NULL;
     const char *called = symc ? symbolizer_call_target(symc, ret - mc->bias) : NULL;
     if (!called)
         return;
-    struct callee c = { .mm = mm, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL,
+    struct callee c = { .space = space, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL,
                         .near = { mc }, .nnear = 1 };
-    struct symbolizer *sym = module_symbolizer(mm, m);
+    struct symbolizer *sym = object_symbolizer(m->obj);
     uint64_t off;
     if (sym && (c.symbol = symtab_lookup(debug_object_symtab(symbolizer_object(sym)), at - m->bias, &off)))
         c.entry = at - off;
@@ -135,8 +123,8 @@ static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at
     struct tail_edge e[TAIL_CHAIN_MAX];
     unsigned n = tailcall_restore(called, &o, e, TAIL_CHAIN_MAX);
     for (unsigned i = 0; i < n; i++) {
-        struct module *mo = e[i].owner;
-        struct symbolizer *so = module_symbolizer(mm, mo);
+        struct object_place *mo = e[i].owner;
+        struct symbolizer *so = object_symbolizer(mo->obj);
         if (!so || last.n >= RESOLVE_FRAMES_MAX)
             return;
         /* The jump's own place: the address before the one it would
@@ -155,8 +143,8 @@ static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at
     }
 }
 
-static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
-                       struct report_frame *out)
+void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t pc, unsigned frame_index,
+                   struct report_frame *out)
 {
     uint64_t raw = pc & ~UNWIND_PC_EXACT;
     /* A return address points after the call: the call itself is one byte
@@ -168,8 +156,8 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
     uint64_t at = exact ? raw : ARCH_CODE_ADDR(raw) - 1;
     if (out->sub == 0) {
         last.n = 0;
-        struct module *m = module_find_any(mm, at); /* unloaded libraries too */
-        struct symbolizer *sym = m ? module_symbolizer(mm, m) : NULL;
+        struct object_place *m = space->find(space->map, at); /* unloaded libraries too */
+        struct symbolizer *sym = m ? object_symbolizer(m->obj) : NULL;
         if (m) {
             last.n = 1;
             memset(&last.chain[0], 0, sizeof(last.chain[0]));
@@ -200,15 +188,15 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
             last.tail[i] = false;
         }
         if (sym)
-            add_tail_frames(mm, m, at, out->caller_pc);
+            add_tail_frames(space, m, at, out->caller_pc);
     }
     if (out->sub >= last.n)
         return;
-    struct module *m = last.mod[out->sub];
+    struct object_place *m = last.mod[out->sub];
     if (!m)
         return;
     out->pc = last.pc[out->sub];
-    out->module = m->path;
+    out->module = object_path(m->obj);
     out->offset = out->pc - m->bias;
     const struct sym_info *info = &last.chain[out->sub];
     out->inlined = info->inlined;

@@ -1,5 +1,6 @@
 #include "target/tracer/calls.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -329,37 +330,44 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
 /* The words of [lo, hi) that hold a return trampoline get ret back.  A
  * callee that received the trampoline in lr/x30 saves it in its own frame
  * (push {lr}, stp x29, x30), below the call's entry sp and above the
- * stack pointer of what runs inside it. */
-static void restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
-                                 uint64_t hi, uint64_t ret)
+ * stack pointer of what runs inside it.  The number of copies that could
+ * not be written back. */
+static unsigned restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
+                                     uint64_t hi, uint64_t ret)
 {
     enum { MAX_SCAN = 64 * 1024 };
     lo = (lo + ARCH_PTR_SIZE - 1) & ~(uint64_t)(ARCH_PTR_SIZE - 1);
     if (!ret || hi <= lo || hi - lo > MAX_SCAN)
-        return;
+        return 0;
     static uint8_t buf[MAX_SCAN];
     size_t len = (size_t)(hi - lo);
+    /* Unreadable: the stack is gone with the thread, nothing to put back. */
     if (target_mem_read(mem, lo, buf, len) < 0)
-        return;
+        return 0;
+    unsigned failed = 0;
     for (size_t off = 0; off + ARCH_PTR_SIZE <= len; off += ARCH_PTR_SIZE) {
         uint64_t w = 0;
         memcpy(&w, buf + off, ARCH_PTR_SIZE);
-        if (w && scratch_is_trampoline(t, ARCH_CODE_ADDR(w)))
-            target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE);
+        if (w && scratch_is_trampoline(t, ARCH_CODE_ADDR(w)) &&
+            target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE) < 0)
+            failed++;
     }
+    return failed;
 }
 
-void call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
-                                uint64_t sp)
+unsigned call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
+                                    uint64_t sp)
 {
     uint64_t lo = sp;
+    unsigned failed = 0;
     for (unsigned i = th->ncalls; i > 0; i--) {
         const struct pending_call *c = &th->calls[i - 1];
         if (c->ret_slot || !c->entry_sp)
             continue;
-        restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret);
+        failed += restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret);
         lo = c->entry_sp;
     }
+    return failed;
 }
 
 void call_restore_returns(struct tracee *t, struct thread *th)
@@ -385,10 +393,13 @@ void call_restore_returns(struct tracee *t, struct thread *th)
             regs_changed = true;
         }
     }
-    if (have_regs)
-        call_restore_saved_returns(t, &t->mem, th, arch_sp(&regs));
-    if (regs_changed)
-        arch_set_regs(th->tid, &regs);
+    /* Said, as for a return slot below: nothing else can be done, and the
+     * detach goes on. */
+    if (have_regs && call_restore_saved_returns(t, &t->mem, th, arch_sp(&regs)))
+        mt_warn("thread %d: cannot restore the saved copies of a return address", (int)th->tid);
+    if (regs_changed && arch_set_regs(th->tid, &regs) < 0)
+        mt_warn("thread %d: cannot restore a return address in its registers: %s", (int)th->tid,
+                strerror(errno));
     for (unsigned i = th->ncalls; i > 0; i--) {
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;

@@ -16,9 +16,10 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
 void call_restore_returns(struct tracee *t, struct thread *th);
 /* The register-held returns of th (ret_slot 0) whose trampoline address a
  * callee saved on the stack between sp and each call's entry sp, put back
- * in mem (the thread's or a forked child's copy). */
-void call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
-                                uint64_t sp);
+ * in mem (the thread's or a forked child's copy).  Returns how many copies
+ * could not be written. */
+unsigned call_restore_saved_returns(struct tracee *t, struct target_mem *mem, const struct thread *th,
+                                    uint64_t sp);
 
 /* The books' side of a release the program made, and of a call's result:
  * the agent engine (target/agent) replays its recorded calls through them. */

@@ -56,7 +56,7 @@ static struct cfi_table *capture_find_cfi(void *ctx, uint64_t pc, uint64_t *bias
     if (!m)
         return NULL;
     *bias = m->bias;
-    return module_cfi(t->modules, m);
+    return object_cfi(m->obj);
 }
 
 static struct exidx_table *capture_find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
@@ -66,7 +66,7 @@ static struct exidx_table *capture_find_exidx(void *ctx, uint64_t pc, uint64_t *
     if (!m)
         return NULL;
     *bias = m->bias;
-    return module_exidx(t->modules, m);
+    return object_exidx(m->obj);
 }
 
 static size_t capture_func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)

@@ -166,20 +166,33 @@ static void handle_exec(struct tracee *t, struct thread *th)
     scan_modules(t, th);
 }
 
-static void handle_event(struct tracee *t, struct thread *th, const struct stop *st)
+/* The id of the thread or process a clone or fork stop made; 0, said,
+ * when the kernel cannot tell it (th was killed meanwhile): the new one is
+ * then not ours to know, and nothing else can be done for it. */
+static pid_t event_child(const struct thread *th)
 {
     unsigned long msg = 0;
+    if (ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg) == 0 && msg)
+        return (pid_t)msg;
+    mt_warn("thread %d: cannot learn the id of the thread or process it made", (int)th->tid);
+    return 0;
+}
+
+static void handle_event(struct tracee *t, struct thread *th, const struct stop *st)
+{
+    pid_t child;
     switch (st->kind) {
     case STOP_CLONE:
-        ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-        if (!thread_find(t, (pid_t)msg))
-            thread_add(t, (pid_t)msg, THREAD_NEW);
+        child = event_child(th);
+        if (child && !thread_find(t, child))
+            thread_add(t, child, THREAD_NEW);
         resume(th, 0);
         break;
     case STOP_FORK:
     case STOP_VFORK:
-        ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-        tracer_new_process(t, th, (pid_t)msg, st->kind == STOP_VFORK);
+        child = event_child(th);
+        if (child)
+            tracer_new_process(t, th, child, st->kind == STOP_VFORK);
         resume(th, 0);
         break;
     case STOP_EXEC:
@@ -328,15 +341,15 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
         }
         if (st.kind == STOP_SIGNAL && !th->resume_signal)
             th->resume_signal = st.sig;
-        unsigned long msg = 0;
+        pid_t child;
         if (st.kind == STOP_CLONE) {
-            ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-            thread_add(t, (pid_t)msg, THREAD_NEW);
+            if ((child = event_child(th)))
+                thread_add(t, child, THREAD_NEW);
         } else if (st.kind == STOP_FORK || st.kind == STOP_VFORK) {
             /* The child holds a copy of our traps: let it go clean, or
              * (-f) join the family, to be detached in turn. */
-            ptrace(PTRACE_GETEVENTMSG, th->tid, NULL, &msg);
-            tracer_new_process(t, th, (pid_t)msg, st.kind == STOP_VFORK);
+            if ((child = event_child(th)))
+                tracer_new_process(t, th, child, st.kind == STOP_VFORK);
         } else if (st.kind == STOP_EXEC) {
             /* Nothing of ours is left in the new image. */
             forget_old_image(t, th);

@@ -49,9 +49,11 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
         /* arm, aarch64: the copies a callee saved of its lr. */
         struct arch_regs cr;
         if (arch_get_regs(child, &cr) == 0)
-            call_restore_saved_returns(t, &cm, parent, arch_sp(&cr));
+            failed += (int)call_restore_saved_returns(t, &cm, parent, arch_sp(&cr));
         target_mem_close(&cm);
-        agent_release_child(t, child); /* agent engine: patches out, agent off */
+        /* agent engine: patches out, agent off */
+        if (agent_release_child(t, child) < 0)
+            failed++;
     } else if (!shares_vm) {
         failed = -1;
     }

@@ -108,7 +108,7 @@ int inject_syscall(struct tracee *t, struct thread *th, long nr, const uint64_t 
         code = ARCH_INJECT_ADDR(arch_pc(&saved));
         if (target_mem_read(&t->mem, code, orig, arch_syscall_insn_len) < 0 ||
             target_mem_write(&t->mem, code, arch_syscall_insn, arch_syscall_insn_len) < 0) {
-            arch_set_regs(th->tid, &saved); /* leave_syscall moved it */
+            (void)restore_regs(th, &saved); /* leave_syscall moved it; said if it fails */
             return -EFAULT;
         }
         patched = true;

@@ -39,8 +39,10 @@ static void seize_error(pid_t pid, int err, char *buf, size_t len)
 static void reap(pid_t pid)
 {
     struct stop st;
+    /* A failed resume is not checked: the child is ending, and the next
+     * wait tells its end (or that it is gone already). */
     while (stop_next(pid, 0, &st) > 0 && st.kind != STOP_GONE)
-        ptrace(PTRACE_CONT, pid, NULL, NULL);
+        (void)ptrace(PTRACE_CONT, pid, NULL, NULL);
 }
 
 struct tracee *tracer_launch(char *const argv[], const struct tracer_options *opts,
@@ -85,7 +87,9 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
     close(fail[0]);
     if (n == (ssize_t)sizeof(exec_errno)) {
         snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(exec_errno));
-        ptrace(PTRACE_DETACH, pid, NULL, NULL);
+        /* Not checked: detached or not, the child exits with 127, and
+         * reap() waits for that end either way. */
+        (void)ptrace(PTRACE_DETACH, pid, NULL, NULL);
         reap(pid);
         return NULL;
     }

@@ -1,9 +1,6 @@
 #include "target/tracer/modules.h"
 
 #include <elf.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arch/arch.h"
-#include "shared/log.h"
 #include "shared/xalloc.h"
-#include "target/dwarf/cfi.h"
-#include "target/symbols/debug_object.h"
-#include "target/symbols/symbolize.h"
-#include "target/symbols/symtab.h"
-#include "target/unwind/exidx.h"
+#include "target/elf/elf_file.h"
 
 void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
 {
@@ -34,37 +25,9 @@ void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
     }
 }
 
-/* Marks a load tried; a failure keeps its reason. */
-static void load_done(struct module_load *l, const char *why)
-{
-    l->tried = true;
-    free(l->why);
-    l->why = why ? xstrdup(why[0] ? why : "unknown reason") : NULL;
-}
-
-const char *module_load_error(const struct module_load *l) { return l->why; }
-
 static void module_free(struct module *m)
 {
-    free(m->mapped_load.why);
-    free(m->dobj_load.why);
-    free(m->cfi_load.why);
-    if (m->cfi)
-        cfi_table_free(m->cfi);
-    for (int i = 0; i < 3; i++)
-        elf_blob_free(&m->cfi_blobs[i]);
-    exidx_table_free(m->exidx);
-    if (m->starts)
-        symtab_free(m->starts);
-    for (int i = 0; i < 2; i++)
-        elf_blob_free(&m->exidx_blobs[i]);
-    if (m->sym)
-        symbolizer_free(m->sym);
-    if (m->dobj)
-        debug_object_close(m->dobj);
-    if (m->mapped)
-        elf_file_close(m->mapped);
-    free(m->image);
+    object_free(m->obj);
     free(m->path);
     free(m);
 }
@@ -145,38 +108,11 @@ static bool is_elf_candidate(const struct map_entry *e)
            strncmp(e->path, "/memfd:", 7) != 0;
 }
 
-/* The vDSO is an ELF object with no file.  Its CFI covers the kernel's
- * signal trampolines and __kernel_vsyscall, which i386 programs return
- * through: unwinding out of a signal handler crosses them. */
-#define VDSO_NAME "[vdso]"
-#define VDSO_MAX_SIZE (1u << 20)
-
+/* The vDSO is an ELF object with no file (its object copies it from the
+ * process). */
 static bool is_vdso(const struct map_entry *e)
 {
-    return e->path && strcmp(e->path, VDSO_NAME) == 0;
-}
-
-/* Copies the vDSO's image out of the process once; the module keeps it. */
-static struct elf_file *vdso_open(struct module_map *mm, struct module *m)
-{
-    uint64_t len = m->end - m->start;
-    if (len == 0 || len > VDSO_MAX_SIZE)
-        return NULL;
-    char path[64], err[256];
-    snprintf(path, sizeof(path), "/proc/%d/mem", (int)mm->pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    uint8_t *image = xmalloc((size_t)len);
-    ssize_t n = pread(fd, image, (size_t)len, (off_t)m->start);
-    close(fd);
-    if (n != (ssize_t)len) {
-        free(image);
-        return NULL;
-    }
-    m->image = image;
-    m->image_size = (size_t)len;
-    return elf_file_open(byte_source_open_memory(image, (size_t)len, VDSO_NAME), err, sizeof(err));
+    return e->path && strcmp(e->path, OBJECT_VDSO_NAME) == 0;
 }
 
 static struct module *module_lookup_exact(struct module_map *mm, uint64_t start, const char *path)
@@ -189,10 +125,9 @@ static struct module *module_lookup_exact(struct module_map *mm, uint64_t start,
 
 /* The link-time address of a mapping: the PT_LOAD whose page-aligned file
  * offset is the mapping's offset. */
-static bool module_compute_bias(struct module_map *mm, struct module *m, uint64_t map_start,
-                                uint64_t map_offset)
+static bool module_compute_bias(struct module *m, uint64_t map_start, uint64_t map_offset)
 {
-    struct elf_file *f = module_mapped_elf(mm, m);
+    struct elf_file *f = object_mapped_elf(m->obj);
     if (!f)
         return false;
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -282,12 +217,16 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
             m->inode = e->inode;
             m->generation = mm->generation;
             m->is_main = mm->main_path && strcmp(mm->main_path, e->path) == 0;
-            if (module_compute_bias(mm, m, e->start, e->offset)) {
-                if (!mm->interp_path && m->is_main && m->mapped) {
-                    const char *interp = elf_file_interp(m->mapped);
+            m->obj = object_new(&(struct object_origin){ .pid = mm->pid, .path = m->path,
+                .start = m->start, .end = m->end, .executable = m->is_main, .locator = mm->locator });
+            if (module_compute_bias(m, e->start, e->offset)) {
+                struct elf_file *mapped = object_mapped_elf(m->obj);
+                if (!mm->interp_path && m->is_main && mapped) {
+                    const char *interp = elf_file_interp(mapped);
                     if (interp)
                         mm->interp_path = xstrdup(interp);
                 }
+                m->place = (struct object_place){ .obj = m->obj, .start = m->start, .bias = m->bias };
                 module_insert(mm, m);
             } else {
                 module_free(m); /* not an ELF object we can read */
@@ -313,153 +252,36 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
     return 0;
 }
 
-struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m)
+struct module *module_map_add(struct module_map *mm, struct object *obj, uint64_t start, uint64_t end,
+                              uint64_t bias)
 {
-    if (m->mapped || m->mapped_load.tried)
-        return m->mapped;
-    if (strcmp(m->path, VDSO_NAME) == 0) {
-        m->mapped = vdso_open(mm, m);
-        load_done(&m->mapped_load, m->mapped ? NULL : "cannot copy the vDSO");
-        return m->mapped;
-    }
-    char path[128], err[256] = "";
-    /* map_files names the very file that is mapped, even when the path was
-     * replaced or deleted since (a package upgrade). */
-    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)mm->pid, m->start,
-             m->end);
-    struct byte_source *src = byte_source_open_file(path, err, sizeof(err));
-    if (!src) {
-        snprintf(path, sizeof(path), "/proc/%d/root", (int)mm->pid);
-        char *full = NULL;
-        if (asprintf(&full, "%s%s", path, m->path) >= 0) {
-            src = byte_source_open_file(full, err, sizeof(err));
-            free(full);
-        }
-    }
-    if (!src)
-        src = byte_source_open_file(m->path, err, sizeof(err));
-    if (src)
-        m->mapped = elf_file_open(src, err, sizeof(err));
-    load_done(&m->mapped_load, m->mapped ? NULL : err);
-    return m->mapped;
+    struct module *m = xcalloc(1, sizeof(*m));
+    m->path = xstrdup(object_path(obj));
+    m->start = start;
+    m->end = end;
+    m->bias = bias;
+    m->generation = mm->generation;
+    m->obj = obj;
+    m->place = (struct object_place){ .obj = obj, .start = start, .bias = bias };
+    module_insert(mm, m);
+    return m;
 }
 
-struct debug_object *module_debug_object(struct module_map *mm, struct module *m)
+static struct object_place *space_find(void *map, uint64_t addr)
 {
-    if (m->dobj || m->dobj_load.tried)
-        return m->dobj;
-    char err[256] = "";
-    if (strcmp(m->path, VDSO_NAME) == 0) {
-        /* Its dynamic symbols name the trampolines; a second reader over
-         * the same image, owned by the debug object. */
-        struct elf_file *f = module_mapped_elf(mm, m) ? elf_file_open(byte_source_open_memory(
-                                 m->image, m->image_size, VDSO_NAME), err, sizeof(err))
-                                                      : NULL;
-        m->dobj = f ? debug_object_from_elf(mm->locator, m->path, f) : NULL;
-        load_done(&m->dobj_load, m->dobj ? NULL : "the vDSO image has no symbols");
-        return m->dobj;
-    }
-    m->dobj = debug_object_open(mm->locator, m->path, err, sizeof(err));
-    struct elf_file *mapped = module_mapped_elf(mm, m);
-    if (m->dobj && mapped) {
-        /* A copy from a sysroot or memtrace-fs is used only when it is the
-         * same build as what the target maps. */
-        uint8_t want[64], have[64];
-        size_t wl = elf_file_build_id(mapped, want, sizeof(want));
-        size_t hl = elf_file_build_id(debug_object_elf(m->dobj), have, sizeof(have));
-        if (wl && (wl != hl || memcmp(want, have, wl) != 0)) {
-            mt_warn("%s: the copy found has another build-id than the mapped file; not used",
-                    m->path);
-            debug_object_close(m->dobj);
-            m->dobj = NULL;
-            snprintf(err, sizeof(err), "build-id mismatch");
-        }
-    }
-    load_done(&m->dobj_load, m->dobj ? NULL : err);
-    if (!m->dobj)
-        mt_info("%s: no symbols (%s)", m->path, m->dobj_load.why);
-    return m->dobj;
+    struct module *m = module_find_any(map, addr);
+    return m ? &m->place : NULL;
 }
 
-static const struct elf_section *load_section(struct elf_file *f, const char *name, struct elf_blob *blob)
+static struct object_place *space_nth(void *map, size_t i)
 {
-    const struct elf_section *s = f ? elf_file_find_section(f, name) : NULL;
-    if (!s || elf_file_load_section(f, s, blob) < 0)
-        return NULL;
-    return s;
+    const struct module_map *mm = map;
+    return i < mm->count ? &mm->mods[i]->place : NULL;
 }
 
-struct cfi_table *module_cfi(struct module_map *mm, struct module *m)
+struct object_space module_map_objects(struct module_map *mm)
 {
-    if (m->cfi || m->cfi_load.tried)
-        return m->cfi;
-    struct elf_file *f = module_mapped_elf(mm, m);
-    if (!f) {
-        load_done(&m->cfi_load, module_load_error(&m->mapped_load));
-        return NULL;
-    }
-    struct cfi_sources src;
-    memset(&src, 0, sizeof(src));
-    src.big_endian = elf_file_big_endian(f);
-    src.addr_size = elf_file_class(f) == 64 ? 8 : 4;
-    const struct elf_section *hdr = load_section(f, ".eh_frame_hdr", &m->cfi_blobs[0]);
-    const struct elf_section *eh = load_section(f, ".eh_frame", &m->cfi_blobs[1]);
-    if (hdr) {
-        src.eh_frame_hdr = m->cfi_blobs[0].data;
-        src.eh_frame_hdr_size = m->cfi_blobs[0].size;
-        src.eh_frame_hdr_vaddr = hdr->addr;
-    }
-    if (eh) {
-        src.eh_frame = m->cfi_blobs[1].data;
-        src.eh_frame_size = m->cfi_blobs[1].size;
-        src.eh_frame_vaddr = eh->addr;
-    }
-    /* .debug_frame lives in the separate debug file when there is one.  It
-     * is sought there when .eh_frame has no FDE: lld leaves a lone 4-byte
-     * terminator in ARM programs, whose tables are .ARM.exidx (often
-     * "cannot unwind" for C) and .debug_frame, so a stripped ARM program
-     * unwinds with the debug file's .debug_frame (memtrace -m, -c, -l). */
-    bool eh_has_fdes = eh && m->cfi_blobs[1].size > 4;
-    struct debug_object *d = eh_has_fdes ? NULL : module_debug_object(mm, m);
-    struct elf_file *df = d ? debug_object_dwarf_elf(d) : f;
-    if (load_section(df, ".debug_frame", &m->cfi_blobs[2])) {
-        src.debug_frame = m->cfi_blobs[2].data;
-        src.debug_frame_size = m->cfi_blobs[2].size;
-    }
-    const struct elf_section *text = elf_file_find_section(f, ".text");
-    const struct elf_section *got = elf_file_find_section(f, ".got");
-    src.text_vaddr = text ? text->addr : 0;
-    src.data_vaddr = got ? got->addr : 0;
-    if (!src.eh_frame && !src.debug_frame) {
-        load_done(&m->cfi_load, "no .eh_frame or .debug_frame");
-        return NULL;
-    }
-    m->cfi = cfi_table_new(&src);
-    load_done(&m->cfi_load, m->cfi ? NULL : "malformed call frame information");
-    return m->cfi;
-}
-
-struct exidx_table *module_exidx(struct module_map *mm, struct module *m)
-{
-    if (m->exidx || m->exidx_tried)
-        return m->exidx;
-    m->exidx_tried = true;
-    struct elf_file *f = module_mapped_elf(mm, m);
-    const struct elf_section *ix = load_section(f, ".ARM.exidx", &m->exidx_blobs[0]);
-    if (!ix)
-        return NULL;
-    const struct elf_section *tab = load_section(f, ".ARM.extab", &m->exidx_blobs[1]);
-    struct exidx_sources src = {
-        .big_endian = elf_file_big_endian(f),
-        .exidx = m->exidx_blobs[0].data,
-        .exidx_size = m->exidx_blobs[0].size,
-        .exidx_vaddr = ix->addr,
-        .extab = tab ? m->exidx_blobs[1].data : NULL,
-        .extab_size = tab ? m->exidx_blobs[1].size : 0,
-        .extab_vaddr = tab ? tab->addr : 0,
-    };
-    m->exidx = exidx_table_new(&src);
-    return m->exidx;
+    return (struct object_space){ .map = mm, .find = space_find, .nth = space_nth };
 }
 
 size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uint8_t *code,
@@ -468,52 +290,22 @@ size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uin
     struct module *m = module_find(mm, pc);
     if (!m)
         return 0;
-    struct elf_file *f = module_mapped_elf(mm, m);
-    if (!f)
-        return 0;
-    if (!m->starts_tried) {
-        m->starts_tried = true;
-        m->starts = symtab_load(f, NULL);
-    }
     uint64_t off = 0;
-    if (!m->starts || !symtab_lookup(m->starts, pc - m->bias, &off))
-        return 0;
-    uint64_t len = off < max ? off : max;
-    if (len == 0 || elf_file_read_vaddr(f, pc - m->bias - off, code, (size_t)len) < 0)
-        return 0;
-    *start = pc - off;
-    return (size_t)len;
+    size_t len = object_func_code(m->obj, pc - m->bias, &off, code, max);
+    if (len)
+        *start = pc - off;
+    return len;
 }
 
 bool module_is_static_executable(struct module_map *mm, uint64_t addr)
 {
     struct module *m = module_find(mm, addr);
-    if (!m || !m->is_main)
-        return false;
-    struct elf_file *f = module_mapped_elf(mm, m);
-    return f && elf_file_interp(f) == NULL;
+    return m && m->is_main && object_is_static_executable(m->obj);
 }
 
 uint64_t module_export_addr(struct module_map *mm, struct module *m, const char *name)
 {
-    struct elf_file *f = module_mapped_elf(mm, m);
-    uint64_t vaddr = 0;
-    if (!f)
-        return 0;
-    if (symtab_find_export(f, name, &vaddr) == 0 && vaddr)
-        return vaddr + m->bias;
-    /* A static executable has no dynamic symbols: its .symtab names them. */
-    if (m->is_main && elf_file_interp(f) == NULL && symtab_find_local(f, name, &vaddr) == 0 && vaddr)
-        return vaddr + m->bias;
-    return 0;
-}
-
-struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m)
-{
-    if (!m->sym) {
-        struct debug_object *d = module_debug_object(mm, m);
-        if (d)
-            m->sym = symbolizer_new(d);
-    }
-    return m->sym;
+    (void)mm;
+    uint64_t vaddr = object_export(m->obj, name);
+    return vaddr ? vaddr + m->bias : 0;
 }

@@ -1,6 +1,8 @@
-/* The ELF objects mapped in the traced process, by runtime address.  Each
- * module opens its file, CFI and debug information lazily: most modules of
- * a big process are never on an allocation stack. */
+/* The address-space map: the ELF objects mapped in the traced process, by
+ * runtime address, with their load bias, kept up to date at dlopen/dlclose
+ * (module_map_refresh) and rebuilt at exec.  What is read from an object
+ * (its file, debug object, CFI, symbolizer) is the object's, opened lazily
+ * (objects/object.h). */
 #ifndef MT_TRACER_MODULES_H
 #define MT_TRACER_MODULES_H
 
@@ -9,22 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "target/elf/elf_file.h"
 #include "target/files/provider.h"
+#include "target/objects/object.h"
 #include "target/tracer/maps.h"
-
-struct debug_object;
-struct cfi_table;
-struct exidx_table;
-struct symbolizer;
-
-/* How one lazy load of a module went, as libdwfl remembers an object's
- * error: not tried yet, done, or failed, with why (one line, for
- * messages), so that it is tried once and its failure can be told. */
-struct module_load {
-    bool tried;
-    char *why;              /* NULL: loaded (or not tried) */
-};
 
 struct module {
     char *path;             /* as the target sees it */
@@ -36,21 +25,8 @@ struct module {
     bool is_main;           /* the executable */
     bool intercepts_placed;
 
-    struct elf_file *mapped; /* the file actually mapped (/proc/PID/map_files) */
-    struct module_load mapped_load;
-    struct debug_object *dobj; /* symbols and lines: sysroot, memtrace-fs or local */
-    struct module_load dobj_load;
-    struct symbolizer *sym;
-    struct cfi_table *cfi;
-    struct module_load cfi_load;
-    struct elf_blob cfi_blobs[3];
-    struct exidx_table *exidx; /* ARM EHABI tables, where CFI has no row */
-    bool exidx_tried;
-    struct elf_blob exidx_blobs[2];
-    struct symtab *starts;     /* function starts for prologue analysis (arm) */
-    bool starts_tried;
-    uint8_t *image;         /* the vDSO's bytes, copied from the process */
-    size_t image_size;
+    struct object *obj;     /* its file and what is read from it */
+    struct object_place place; /* obj, start and bias, for object_space */
 };
 
 struct module_map {
@@ -78,23 +54,20 @@ struct module *module_find(const struct module_map *mm, uint64_t addr);
  * another one is shadowed by it. */
 struct module *module_find_any(const struct module_map *mm, uint64_t addr);
 
-/* The file as mapped (for breakpoint placement); NULL if unreadable. */
-struct elf_file *module_mapped_elf(struct module_map *mm, struct module *m);
-struct debug_object *module_debug_object(struct module_map *mm, struct module *m);
-struct cfi_table *module_cfi(struct module_map *mm, struct module *m);
-/* The .ARM.exidx/.ARM.extab tables of the mapped file, or NULL. */
-struct exidx_table *module_exidx(struct module_map *mm, struct module *m);
+/* A module known otherwise than from /proc/PID/maps (a replayed snapshot):
+ * obj (the map takes it) mapped at [start, end) with bias. */
+struct module *module_map_add(struct module_map *mm, struct object *obj, uint64_t start, uint64_t end,
+                              uint64_t bias);
+
+/* The modules as an object_space (objects/object.h), for naming addresses
+ * without the tracer: valid as long as mm. */
+struct object_space module_map_objects(struct module_map *mm);
+
 /* The function containing pc (runtime): its start in *start and its code
  * from there up to pc (at most max bytes) in code, read from the mapped
  * file (never our breakpoints).  The byte count, 0 when unknown. */
 size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uint8_t *code,
                         size_t max);
-/* Function and file:line lookups; NULL without any symbols. */
-struct symbolizer *module_symbolizer(struct module_map *mm, struct module *m);
-
-/* Why the load of m's mapped file, debug object or CFI failed; NULL when
- * it did not (yet). */
-const char *module_load_error(const struct module_load *l);
 
 /* Does addr lie in the executable, and is it statically linked (no
  * dynamic linker)? */

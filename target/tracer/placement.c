@@ -72,9 +72,10 @@ static void place_intercepts(struct tracee *t, struct thread *th, struct module 
     if (placed) {
         m->intercepts_placed = true;
         mt_info("%s: %u functions intercepted", m->path, placed);
-    } else if (module_is_static_executable(t->modules, m->start) && !m->dobj_load.tried) {
+    } else if (module_is_static_executable(t->modules, m->start) &&
+               object_error(m->obj, OBJECT_DEBUG) == OBJECT_UNTRIED) {
         /* Said once: the lookup below marks the load tried. */
-        module_debug_object(t->modules, m);
+        object_debug_object(m->obj);
         mt_warn("%s: statically linked and stripped (no symbol table): allocation functions "
                 "cannot be found, nothing will be recorded", m->path);
     }
