@@ -33,7 +33,14 @@ static void usage(FILE *out)
           "  -p, --pid PID          attach to a running process (all its threads)\n"
           "  -o, --output FILE      final report to FILE (default stdout)\n"
           "  -j, --json             final report as JSON\n"
-          "      --format FMT       final report as text, json or folded (flame graphs)\n"
+          "      --format FMT       final report as text, json or folded (flame graphs);\n"
+          "                         exports for viewers, gzipped, to -o FILE: heaptrack\n"
+          "                         (FILE.gz, for heaptrack_print and heaptrack_gui)\n"
+#ifndef MT_NO_PPROF
+          "                         and pprof (profile.proto, for pprof and speedscope)\n"
+#else
+          "                         (pprof: not in this build, made without protobuf-c)\n"
+#endif
           "  -d, --depth N          frames kept per allocation (default 20)\n"
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
@@ -160,7 +167,13 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'j': cli->format = REPORT_JSON; break;
         case OPT_FORMAT:
             if (!report_parse_format(optarg, &cli->format)) {
-                mt_error("--format: text, json or folded, not %s", optarg);
+                mt_error("--format: text, json, folded, heaptrack%s, not %s",
+#ifndef MT_NO_PPROF
+                         " or pprof",
+#else
+                         " (pprof: not in this build)",
+#endif
+                         optarg);
                 return -1;
             }
             break;
@@ -203,6 +216,11 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'V': print_version(); exit(0);
         default: usage(stderr); return -1;
         }
+    }
+    if (report_format_binary(cli->format) && !cli->output) {
+        mt_error("--format %s: give -o FILE (the export is gzip-compressed)",
+                 cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
+        return -1;
     }
     if (!!cli->connect + !!cli->listen + cli->mdns > 1) {
         mt_error("-c, -l and -m are alternatives: give one");

@@ -280,6 +280,11 @@ void cmd_report(struct console *c, const struct tokens *t)
         }
     }
 
+    if (!path && report_format_binary(opt.format)) {
+        console_error(c, "report: -f %s is gzip-compressed: give > FILE",
+                      opt.format == REPORT_PPROF ? "pprof" : "heaptrack");
+        return;
+    }
     if (!path) {
         write_report(c, c->out, &opt);
         return;

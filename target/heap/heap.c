@@ -370,6 +370,7 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
         b->peak.blocks = b->totals.in_use_blocks;
         b->peak.seconds = seconds_since(&b->origin);
         b->peak_seq = b->seq;
+        b->peak.alloc_seq = (uint32_t)b->seq_next;
     }
 
     if (b->used * LOAD_DEN > (b->mask + 1) * LOAD_NUM)
@@ -472,6 +473,11 @@ void heap_clear(struct heap_books *b)
     /* Every mod_seq is now 0: all stacks read their (zero) current figures. */
     memset(&b->peak, 0, sizeof(b->peak));
     b->peak_seq = b->seq;
+}
+
+double heap_seconds(const struct heap_books *b)
+{
+    return seconds_since(&b->origin);
 }
 
 void heap_get_peak(const struct heap_books *b, struct heap_peak *out)

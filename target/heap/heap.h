@@ -74,6 +74,8 @@ struct stack_totals {
 struct heap_peak {
     uint64_t bytes, blocks;
     double seconds;
+    uint32_t alloc_seq;     /* seq of the allocation that reached it: a live
+                               block with seq <= alloc_seq was in use then */
 };
 
 struct heap_books;
@@ -164,6 +166,9 @@ void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
  * allocated and the thread neither allocated nor freed a known block since:
  * its stack's `temporary` and the totals' grow by one. */
 void heap_set_thread(struct heap_books *b, uint32_t tid);
+
+/* Seconds since the books were created (the clock of heap_peak.seconds). */
+double heap_seconds(const struct heap_books *b);
 
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);

@@ -139,6 +139,8 @@ int session_write_children(FILE *out, struct session *s)
 {
     if (s->report.format == REPORT_JSON)
         return 0; /* inside the first process's object */
+    if (report_format_binary(s->report.format))
+        return 0; /* an export holds one process: the first */
     int rc = 0;
     for (size_t i = 1; i < s->family.count; i++)
         rc |= write_child(out, s, s->family.procs[i], i == 1);

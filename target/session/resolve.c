@@ -155,6 +155,28 @@ static void add_tail_frames(struct module_map *mm, struct module *m, uint64_t at
     }
 }
 
+/* The module's build-id in hex (for exports' mappings), the last one
+ * asked kept. */
+static const char *build_id_hex(struct module_map *mm, struct module *m)
+{
+    static const struct module *last_m;
+    static uint64_t last_start;
+    static char hex[2 * 64 + 1];
+    if (m == last_m && m->start == last_start)
+        return hex[0] ? hex : NULL;
+    last_m = m;
+    last_start = m->start;
+    hex[0] = 0;
+    struct elf_file *ef = module_mapped_elf(mm, m);
+    uint8_t id[64];
+    size_t n = ef ? elf_file_build_id(ef, id, sizeof(id)) : 0;
+    if (n > sizeof(id))
+        n = sizeof(id);
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    return hex[0] ? hex : NULL;
+}
+
 static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                        struct report_frame *out)
 {
@@ -209,6 +231,11 @@ static void resolve_in(struct module_map *mm, char (*buf)[4096], uint64_t pc, un
         return;
     out->pc = last.pc[out->sub];
     out->module = m->path;
+    if (out->want_mapping) {
+        out->map_start = m->start;
+        out->map_end = m->end;
+        out->build_id = build_id_hex(mm, m);
+    }
     out->offset = out->pc - m->bias;
     const struct sym_info *info = &last.chain[out->sub];
     out->inlined = info->inlined;
