@@ -23,7 +23,10 @@
  * the blocks in use at the peak, the frees of those that do not live to
  * the end, and the blocks allocated after the peak that do.  The sizes of
  * blocks gone before the end are not kept: their bytes are shared out
- * evenly.  Kind 0 (size 0) is never allocated: "- 0" after a '+' is the
+ * evenly.  heaptrack's rule is one stream for all threads: of the temporary
+ * allocations in use at the peak (one per thread at most), only one can be
+ * written as temporary; with several threads heaptrack_print may count a
+ * few fewer than memtrace.  Kind 0 (size 0) is never allocated: "- 0" after a '+' is the
  * separator that makes the next free not temporary. */
 #include "target/report/report_internal.h"
 #include "target/report/report_intern.h"
