@@ -5,19 +5,10 @@
 #
 #   selftest/cross-openssl.sh OUTDIR DEBIAN_ARCH      (arm64, armhf)
 #
-# The package is fetched with apt-get download and unpacked with dpkg-deb -x:
-# nothing is installed, so no foreign libc6-dev has to match the host's
-# (see cross-zlib.sh for why that matters).  Exits non-zero when it cannot;
-# the Makefile then builds without TLS.
+# See cross-deb.sh; exits non-zero when it cannot, and the Makefile then
+# builds without TLS.
 set -eu
 out=$1 arch=$2
+# Unpacked before cross-deb.sh named its marker after the package.
 [ -e "$out/.ok" ] && exit 0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"   # apt-get download runs as _apt where it can
-(cd "$tmp" && apt-get download -q "libssl-dev:$arch") >/dev/null 2>&1 || {
-    echo "cross-openssl: cannot download libssl-dev:$arch" >&2; exit 1; }
-mkdir -p "$out"
-dpkg-deb -x "$tmp"/libssl-dev_*_"$arch".deb "$out"
-ls "$out"/usr/lib/*/libcrypto.a >/dev/null
-touch "$out/.ok"
+exec "$(dirname "$0")/cross-deb.sh" "$out" "$arch" libssl-dev 'usr/lib/*/libcrypto.a'

@@ -24,6 +24,12 @@
 #define LISTEN_TIMEOUT_MS 120000
 #define MDNS_TIMEOUT_MS 2000
 
+static bool str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 static void usage(FILE *out)
 {
     fputs("usage: memtrace [OPTIONS] -p PID\n"
@@ -222,6 +228,9 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
                  cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
         return -1;
     }
+    if (cli->format == REPORT_HEAPTRACK && !str_ends_with(cli->output, ".gz"))
+        mt_warn("--format heaptrack: heaptrack_print reads %s as gzip only if its name ends in .gz",
+                cli->output);
     if (!!cli->connect + !!cli->listen + cli->mdns > 1) {
         mt_error("-c, -l and -m are alternatives: give one");
         return -1;
