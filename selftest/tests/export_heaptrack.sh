@@ -10,6 +10,11 @@
 #     report_peak_heaptrack.sh for why heaptrack_print's recount differs).
 # heaptrack's run also holds libstdc++'s exception pool (its preload
 # library links libstdc++): sites with no frame in the program are left out.
+# A second program, selftest/programs/intercept_cxx.cpp (new, new[], delete
+# and their aligned forms), is compared per function on calls, peak and
+# leaked bytes; its own libstdc++ pool is in both runs, but heaptrack frees
+# it at exit (__gnu_cxx::__freeres) and memtrace leaves it in use, so it is
+# left out of the leaked figures.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null ||
@@ -92,6 +97,34 @@ def frames(path):
 a, b = frames('mt_print.txt'), frames('ht_print.txt')
 print('program frames: memtrace\'s file', len(a), '| heaptrack\'s run', len(b))
 assert a == b and len(a) >= 10, (sorted(a ^ b))
+PY
+# The C++ program: memtrace's file against heaptrack's own run, per function.
+cxx="$MT_PROGS/intercept_cxx"
+[ -x "$cxx" ] || fail "$cxx is not built"
+"$MEMTRACE" -q --format heaptrack -o cxx.gz "$cxx" >/dev/null || fail "memtrace on $cxx failed"
+heaptrack -o "$MT_TMP/hcxx" "$cxx" >hcxx.log 2>&1 || fail "heaptrack $cxx failed: $(cat hcxx.log)"
+htc=$(ls "$MT_TMP"/hcxx*.zst "$MT_TMP"/hcxx*.gz 2>/dev/null | head -n 1)
+[ -n "$htc" ] || fail "no heaptrack trace: $(cat hcxx.log)"
+for cost in allocations leaked peak; do
+    heaptrack_print -f cxx.gz -F cxx_mt_$cost.txt --flamegraph-cost-type $cost >/dev/null 2>&1 &&
+        heaptrack_print -f "$htc" -F cxx_ht_$cost.txt --flamegraph-cost-type $cost >/dev/null 2>&1 ||
+        fail "heaptrack_print -F $cost failed"
+done
+python3 - <<'PY' || fail "heaptrack_print's figures differ for intercept_cxx (files in $MT_TMP)"
+import collections
+def sites(path):
+    by = collections.Counter()
+    for line in open(path):
+        stack, _, n = line.rstrip('\n').rpartition(';')
+        inner = [f.strip().split(' (')[0] for f in stack.split(';') if f.strip().endswith('(intercept_cxx.cpp)')]
+        by[inner[-1] if inner else None] += int(n)
+    return by
+for cost in ('allocations', 'leaked', 'peak'):
+    a, b = sites('cxx_mt_%s.txt' % cost), sites('cxx_ht_%s.txt' % cost)
+    print('intercept_cxx %-11s memtrace\'s file %s | heaptrack\'s run %s' % (cost, dict(a), dict(b)))
+    if cost == 'leaked':
+        del a[None], b[None]
+    assert a == b and sum(a.values()) > 0, cost
 PY
 echo "PASS: heaptrack_print reads memtrace's trace with memtrace's and heaptrack's own figures"
 exit 0
