@@ -133,6 +133,25 @@ static uint64_t share(uint64_t bytes, uint64_t n, uint64_t k)
     return bytes / n + (k < bytes % n);
 }
 
+/* The process's peak resident set (VmHWM) in pages, while it is still
+ * there (at its exit stop too); 0 when unknown. */
+static long peak_rss_pages(int pid, long page)
+{
+    if (pid <= 0)
+        return 0;
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    long kb = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb > 0 ? kb * 1024 / page : 0;
+}
+
 static int cmp_blocks(const void *pa, const void *pb)
 {
     const struct heap_block *a = pa, *b = pb;
@@ -264,6 +283,9 @@ static void write_trace(FILE *out, const struct report_source *src)
             fprintf(out, "+ %x\n", ht_kind(&h, blocks[s->live_first + s->survivors + j].size, s->trace));
     }
     fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end * 1000));
+    long rss = peak_rss_pages(src->pid, page > 0 ? page : 4096);
+    if (rss > 0)
+        fprintf(out, "R %lx\n", rss);
     fprintf(out, "# strings: %x\n# ips: %x\n", h.nstrings, h.nips);
 
     free(stacks);
