@@ -210,6 +210,8 @@ static void write_trace(FILE *out, const struct report_source *src)
             b++;
         s->live_first = b;
         uint64_t survivor_bytes = 0, late_bytes = 0;
+        /* Sequence numbers are 32-bit: past 2^32 allocations this split is
+         * approximate (the counts below are clamped, never negative). */
         for (; b < nblocks && blocks[b].stack_id == id; b++) {
             if (peak.bytes && blocks[b].seq <= peak.alloc_seq) {
                 s->survivors++;
