@@ -119,17 +119,15 @@ static void check_model(const struct heap_books *b, int step)
     }
 }
 
-/* A live block was in use at the peak exactly when its allocation's seq is
- * at most the peak's (what the heaptrack export relies on). */
+/* heap_block_in_use_at_peak for every live block (the heaptrack export
+ * relies on it). */
 static void check_alloc_seq(const struct heap_books *b, int step)
 {
-    struct heap_peak p;
-    heap_get_peak(b, &p);
     size_t n;
     struct heap_block *blocks = heap_export_blocks(b, &n);
     for (size_t k = 0; k < n; k++) {
         unsigned i = (unsigned)((blocks[k].addr - addr_of(0)) / 64);
-        bool at_peak = p.bytes && blocks[k].seq <= p.alloc_seq;
+        bool at_peak = heap_block_in_use_at_peak(b, &blocks[k]);
         CHECK(i < POOL && at_peak == model[i].at_peak, "step %d: block %u in use at the peak: %d, model %d",
               step, i, at_peak, i < POOL && model[i].at_peak);
     }

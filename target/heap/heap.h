@@ -74,8 +74,6 @@ struct stack_totals {
 struct heap_peak {
     uint64_t bytes, blocks;
     double seconds;
-    uint32_t alloc_seq;     /* seq of the allocation that reached it: a live
-                               block with seq <= alloc_seq was in use then */
 };
 
 struct heap_books;
@@ -166,6 +164,11 @@ void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
  * allocated and the thread neither allocated nor freed a known block since:
  * its stack's `temporary` and the totals' grow by one. */
 void heap_set_thread(struct heap_books *b, uint32_t tid);
+
+/* Was the live block blk (from heap_export_blocks) in use at the peak,
+ * i.e. allocated before it?  Exact while fewer than 2^32 allocations were
+ * recorded after the peak (block sequence numbers are 32-bit). */
+bool heap_block_in_use_at_peak(const struct heap_books *b, const struct heap_block *blk);
 
 /* Seconds since the books were created (the clock of heap_peak.seconds). */
 double heap_seconds(const struct heap_books *b);

@@ -210,12 +210,17 @@ static void write_trace(FILE *out, const struct report_source *src)
             b++;
         s->live_first = b;
         uint64_t survivor_bytes = 0, late_bytes = 0;
-        /* Sequence numbers are 32-bit: past 2^32 allocations this split is
-         * approximate (the counts below are clamped, never negative). */
+        /* Survivors (in use at the peak, and now) are moved to the front of
+         * the stack's blocks; the rest came after the peak.  Exact while
+         * fewer than 2^32 allocations followed the peak (the counts below
+         * are clamped, never negative, in any case). */
         for (; b < nblocks && blocks[b].stack_id == id; b++) {
-            if (peak.bytes && blocks[b].seq <= peak.alloc_seq) {
+            if (heap_block_in_use_at_peak(src->books, &blocks[b])) {
+                struct heap_block tmp = blocks[s->live_first + s->survivors];
+                blocks[s->live_first + s->survivors] = blocks[b];
+                blocks[b] = tmp;
                 s->survivors++;
-                survivor_bytes += blocks[b].size;
+                survivor_bytes += blocks[s->live_first + s->survivors - 1].size;
             } else {
                 s->late++;
                 late_bytes += blocks[b].size;
