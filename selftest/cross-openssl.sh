@@ -5,10 +5,6 @@
 #
 #   selftest/cross-openssl.sh OUTDIR DEBIAN_ARCH      (arm64, armhf)
 #
-# See cross-deb.sh; exits non-zero when it cannot, and the Makefile then
-# builds without TLS.
-set -eu
-out=$1 arch=$2
-# Unpacked before cross-deb.sh named its marker after the package.
-[ -e "$out/.ok" ] && exit 0
-exec "$(dirname "$0")/cross-deb.sh" "$out" "$arch" libssl-dev 'usr/lib/*/libcrypto.a'
+# Fetched and unpacked by cross-debs.sh (nothing is installed).  Exits
+# non-zero when it cannot; the Makefile then builds without TLS.
+exec "$(dirname "$0")/cross-debs.sh" "$1" "$2" "ssl crypto" libssl-dev
