@@ -272,6 +272,11 @@ static double seconds_since(const struct timespec *origin)
     return (double)(now.tv_sec - origin->tv_sec) + (double)(now.tv_nsec - origin->tv_nsec) / 1e9;
 }
 
+double heap_seconds(const struct heap_books *b)
+{
+    return seconds_since(&b->origin);
+}
+
 /* ---- threads' last allocations ---- */
 
 static size_t thread_home(const struct heap_books *b, uint64_t key)
@@ -487,11 +492,6 @@ bool heap_block_in_use_at_peak(const struct heap_books *b, const struct heap_blo
      * follow the peak's, modulo 2^32. */
     uint32_t d = blk->seq - (uint32_t)b->peak_alloc;
     return d == 0 || d > after;
-}
-
-double heap_seconds(const struct heap_books *b)
-{
-    return seconds_since(&b->origin);
 }
 
 void heap_get_peak(const struct heap_books *b, struct heap_peak *out)
