@@ -27,6 +27,12 @@
 #define LISTEN_TIMEOUT_MS 120000
 #define MDNS_TIMEOUT_MS 2000
 
+static bool str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 static void usage(FILE *out)
 {
     fputs("usage: memtrace [OPTIONS] -p PID\n"
@@ -38,7 +44,14 @@ static void usage(FILE *out)
           "  -j, --json             final report as JSON\n"
           "      --format FMT       final report as text, json, folded (flame graphs),\n"
           "                         html (one page: chart, flame graph, peak, leaks) or\n"
-          "                         massif (valgrind massif's out-file, for ms_print)\n"
+          "                         massif (valgrind massif's out-file, for ms_print);\n"
+          "                         exports for viewers, gzipped, to -o FILE: heaptrack\n"
+          "                         (FILE.gz, for heaptrack_print and heaptrack_gui)\n"
+#ifndef MT_NO_PPROF
+          "                         and pprof (profile.proto, for pprof and speedscope)\n"
+#else
+          "                         (pprof: not in this build, made without protobuf-c)\n"
+#endif
           "  -d, --depth N          frames kept per allocation (default 20)\n"
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
@@ -207,7 +220,13 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'j': cli->format = REPORT_JSON; break;
         case OPT_FORMAT:
             if (!report_parse_format(optarg, &cli->format)) {
-                mt_error("--format: text, json, folded, html or massif, not %s", optarg);
+                mt_error("--format: text, json, folded, html, massif, heaptrack%s, not %s",
+#ifndef MT_NO_PPROF
+                         " or pprof",
+#else
+                         " (pprof: not in this build)",
+#endif
+                         optarg);
                 return -1;
             }
             break;
@@ -304,6 +323,17 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         mt_error("--replay reads a recording; --record makes one: give one");
         return -1;
     }
+    if (report_format_binary(cli->format) && !cli->output) {
+        mt_error("--format %s: give -o FILE (the export is gzip-compressed)",
+                 cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
+        return -1;
+    }
+    if (report_format_binary(cli->format) && cli->follow_fork)
+        mt_warn("--format %s: the file holds the first process only, not the ones it forks",
+                cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
+    if (cli->format == REPORT_HEAPTRACK && !str_ends_with(cli->output, ".gz"))
+        mt_warn("--format heaptrack: heaptrack_print reads %s as gzip only if its name ends in .gz",
+                cli->output);
     if (!!cli->connect + !!cli->listen + cli->mdns > 1) {
         mt_error("-c, -l and -m are alternatives: give one");
         return -1;

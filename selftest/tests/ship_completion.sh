@@ -56,7 +56,7 @@ done
 
 # --format: the values memtrace accepts (it parses --format before -h).
 formats=$(complete_words memtrace --format '')
-[ "$(sort <<<"$formats" | tr '\n' ' ')" = "folded html json massif text " ] || { echo "--format offers: $formats"; bad=1; }
+[ "$(sort <<<"$formats" | tr '\n' ' ')" = "folded heaptrack html json massif pprof text " ] || { echo "--format offers: $formats"; bad=1; }
 for f in $formats; do memtrace --format "$f" -h >/dev/null 2>&1 || { echo "--format $f refused"; bad=1; }; done
 memtrace --format bogus -h >/dev/null 2>&1 && { echo "memtrace accepts --format bogus: this check cannot fail"; bad=1; }
 

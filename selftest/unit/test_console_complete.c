@@ -49,7 +49,7 @@ int main(void)
     EXPECT("help status ", "");
     EXPECT("report ", "-n -s -j -f");
     EXPECT("report -", "-n -s -j -f");
-    EXPECT("report -f ", "text json folded");
+    EXPECT("report -f ", "text json folded html massif heaptrack pprof");
     EXPECT("report -f j", "json");
     EXPECT("report -s b", "bytes blocks");
     EXPECT("report -n ", "");           /* TOP: a number, nothing to offer */

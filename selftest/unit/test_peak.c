@@ -29,7 +29,7 @@ static uint64_t rnd(void)
 #define NSTACK 9
 #define NTHREAD 3
 
-struct mblock { bool live, forgotten; uint64_t size; uint32_t stack; };
+struct mblock { bool live, forgotten; uint64_t size; uint32_t stack; bool at_peak; };
 static struct mblock model[POOL];
 static uint64_t m_bytes, m_blocks, m_peak_bytes, m_peak_blocks, m_temporary;
 static uint64_t m_sbytes[NSTACK], m_sblocks[NSTACK], m_stemp[NSTACK];
@@ -47,7 +47,7 @@ static void m_alloc(unsigned i, uint64_t size, uint32_t stack)
         m_sbytes[model[i].stack] -= model[i].size;
         m_sblocks[model[i].stack]--;
     }
-    model[i] = (struct mblock){ true, false, size, stack };
+    model[i] = (struct mblock){ true, false, size, stack, false };
     m_bytes += size;
     m_blocks++;
     m_sbytes[stack] += size;
@@ -58,6 +58,8 @@ static void m_alloc(unsigned i, uint64_t size, uint32_t stack)
         m_peak_blocks = m_blocks;
         memcpy(m_peak_sbytes, m_sbytes, sizeof(m_sbytes));
         memcpy(m_peak_sblocks, m_sblocks, sizeof(m_sblocks));
+        for (unsigned k = 0; k < POOL; k++)
+            model[k].at_peak = model[k].live && !model[k].forgotten;
     }
 }
 
@@ -81,9 +83,11 @@ static void m_free(unsigned i)
 
 static void m_clear(void)
 {
-    for (unsigned i = 0; i < POOL; i++)
+    for (unsigned i = 0; i < POOL; i++) {
         if (model[i].live)
             model[i].forgotten = true;
+        model[i].at_peak = false;
+    }
     m_bytes = m_blocks = m_peak_bytes = m_peak_blocks = m_temporary = 0;
     memset(m_sbytes, 0, sizeof(m_sbytes));
     memset(m_sblocks, 0, sizeof(m_sblocks));
@@ -113,6 +117,21 @@ static void check_model(const struct heap_books *b, int step)
         CHECK(now.temporary == m_stemp[s], "step %d: stack %u temporary %" PRIu64 ", model %" PRIu64,
               step, s, now.temporary, m_stemp[s]);
     }
+}
+
+/* heap_block_in_use_at_peak for every live block (the heaptrack export
+ * relies on it). */
+static void check_alloc_seq(const struct heap_books *b, int step)
+{
+    size_t n;
+    struct heap_block *blocks = heap_export_blocks(b, &n);
+    for (size_t k = 0; k < n; k++) {
+        unsigned i = (unsigned)((blocks[k].addr - addr_of(0)) / 64);
+        bool at_peak = heap_block_in_use_at_peak(b, &blocks[k]);
+        CHECK(i < POOL && at_peak == model[i].at_peak, "step %d: block %u in use at the peak: %d, model %d",
+              step, i, at_peak, i < POOL && model[i].at_peak);
+    }
+    free(blocks);
 }
 
 static void scripted(void)
@@ -156,6 +175,8 @@ static void scripted(void)
             heap_record_free(b, addr_of(i), ALLOC_MALLOC, NULL);
         }
         check_model(b, step);
+        if (step % 64 == 0)
+            check_alloc_seq(b, step);
         if (failures > 20)
             break;
     }

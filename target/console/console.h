@@ -3,7 +3,7 @@
  * the console executes each complete line and writes to its FILE.
  *
  *   help [CMD]    status    monitor N    clear    scan    quit
- *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|massif] [> FILE]
+ *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|massif|html|heaptrack|pprof] [> FILE]
  *
  * A bad line prints exactly one "error: ..." line and changes nothing. */
 #ifndef MT_CONSOLE_CONSOLE_H

@@ -14,9 +14,10 @@ static const struct help_entry {
     { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations" },
     { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
                               "since the previous one; monitor 0 stops" },
-    { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|html|massif] [> FILE]",
+    { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|html|massif|heaptrack|pprof] [> FILE]",
       "blocks in use grouped by stack, sorted by the key (default bytes), the TOP first; "
-      "-j is -f json; > FILE writes the report to FILE" },
+      "-j is -f json; > FILE writes the report to FILE (heaptrack and pprof: gzipped, "
+      "to a FILE only)" },
     { "clear", "clear", "forget the blocks recorded so far: later reports show only what is "
                         "allocated from now on and still in use (the peak starts over too)" },
     { "scan", "scan", "leak scan: find blocks no pointer refers to" },
@@ -298,6 +299,11 @@ void cmd_report(struct console *c, const struct tokens *t)
         }
     }
 
+    if (!path && report_format_binary(opt.format)) {
+        console_error(c, "report: -f %s is gzip-compressed: give > FILE",
+                      opt.format == REPORT_PPROF ? "pprof" : "heaptrack");
+        return;
+    }
     if (!path) {
         write_report(c, c->out, &opt);
         return;

@@ -76,6 +76,7 @@ struct heap_books {
 
     uint64_t seq;                     /* alloc and free events recorded */
     uint64_t peak_seq;                /* the event that reached the peak */
+    uint64_t peak_alloc;              /* seq_next then: its allocation's number */
     struct heap_peak peak;
     struct timespec origin;           /* when the books were created */
 
@@ -375,6 +376,7 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
         b->peak.blocks = b->totals.in_use_blocks;
         b->peak.seconds = seconds_since(&b->origin);
         b->peak_seq = b->seq;
+        b->peak_alloc = b->seq_next;
     }
 
     if (b->used * LOAD_DEN > (b->mask + 1) * LOAD_NUM)
@@ -477,6 +479,19 @@ void heap_clear(struct heap_books *b)
     /* Every mod_seq is now 0: all stacks read their (zero) current figures. */
     memset(&b->peak, 0, sizeof(b->peak));
     b->peak_seq = b->seq;
+}
+
+bool heap_block_in_use_at_peak(const struct heap_books *b, const struct heap_block *blk)
+{
+    if (!b->peak.bytes)
+        return false;
+    uint64_t after = b->seq_next - b->peak_alloc;
+    if (after >= (1ull << 32))
+        return blk->seq <= (uint32_t)b->peak_alloc; /* a guess: too many to tell */
+    /* Allocated after the peak: its number is one of the `after` ones that
+     * follow the peak's, modulo 2^32. */
+    uint32_t d = blk->seq - (uint32_t)b->peak_alloc;
+    return d == 0 || d > after;
 }
 
 void heap_get_peak(const struct heap_books *b, struct heap_peak *out)

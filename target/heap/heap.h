@@ -177,6 +177,11 @@ void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
 void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
                      uint64_t peak_bytes, uint64_t peak_blocks);
 
+/* Was the live block blk (from heap_export_blocks) in use at the peak,
+ * i.e. allocated before it?  Exact while fewer than 2^32 allocations were
+ * recorded after the peak (block sequence numbers are 32-bit). */
+bool heap_block_in_use_at_peak(const struct heap_books *b, const struct heap_block *blk);
+
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);
 

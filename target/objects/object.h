@@ -106,6 +106,7 @@ uint64_t object_export(struct object *o, const char *name);
 struct object_place {
     struct object *obj;
     uint64_t start;         /* runtime address of its first mapping */
+    uint64_t end;           /* and the end of its last */
     uint64_t bias;          /* runtime address - link-time address */
 };
 

@@ -13,6 +13,10 @@ bool report_parse_format(const char *s, enum report_format *out)
         { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
         { "html", REPORT_HTML },
         { "massif", REPORT_MASSIF },
+        { "heaptrack", REPORT_HEAPTRACK },
+#ifndef MT_NO_PPROF
+        { "pprof", REPORT_PPROF },
+#endif
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(s, names[i].name) == 0) {
@@ -20,6 +24,11 @@ bool report_parse_format(const char *s, enum report_format *out)
             return true;
         }
     return false;
+}
+
+bool report_format_binary(enum report_format f)
+{
+    return f == REPORT_HEAPTRACK || f == REPORT_PPROF;
 }
 
 bool report_parse_sort(const char *s, enum report_sort *out)
@@ -114,6 +123,7 @@ bool report_frames_next(struct report_frames *it, struct report_frame *f)
     f->pc = pc & ~(1ull << 63);
     f->sub = it->sub;
     f->caller_pc = it->i + 1 < it->depth ? it->pcs[it->i + 1] : 0;
+    f->want_mapping = it->want_mapping;
     if (src->resolve)
         src->resolve(src->resolve_ctx, pc, it->i, f);
     if (f->more && it->sub + 1 < FRAMES_PER_PC_MAX) {
@@ -141,6 +151,10 @@ void report_write_summary(FILE *out, const struct heap_totals *t)
 
 int report_write(FILE *out, const struct report_source *src, const struct report_options *opt)
 {
+    if (opt->format == REPORT_HEAPTRACK)
+        return report_write_heaptrack(out, src) | (ferror(out) ? -1 : 0);
+    if (opt->format == REPORT_PPROF)
+        return report_write_pprof(out, src) | (ferror(out) ? -1 : 0);
     size_t n;
     struct report_stack *st = report_collect(src, opt, &n);
     switch (opt->format) {

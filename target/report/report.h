@@ -34,6 +34,11 @@ struct report_frame {
     bool inlined;           /* an inlined call: shares pc with the next frame */
     bool tail_call;         /* restored from call-site info: it tail-called the previous frame */
     bool more;              /* another frame of this pc follows */
+    /* The mapped object of the pc, for exports that name mappings (pprof):
+     * asked for when want_mapping is prefilled true. */
+    bool want_mapping;      /* prefilled from report_frames.want_mapping */
+    uint64_t map_start, map_end;    /* its runtime extent; 0 if unknown */
+    const char *build_id;   /* its GNU build-id in lowercase hex; NULL if none */
 };
 
 /* Fill *out for the stored pc (flag bits included) of frame frame_index
@@ -46,7 +51,8 @@ typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned frame_index,
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED,
                      REPORT_MASSIF,  /* massif's out-file format (ms_print) */
                      REPORT_HTML,    /* one self-contained page (report_html.c) */
-};
+                     REPORT_HEAPTRACK,  /* heaptrack's trace format, gzipped (report_heaptrack.c) */
+                     REPORT_PPROF };    /* pprof's profile.proto, gzipped (report_pprof.c) */
 enum report_sort { REPORT_SORT_BYTES, REPORT_SORT_BLOCKS, REPORT_SORT_ALLOCS };
 
 /* What a leak scan found, grouped as memcheck's loss records: one group per
@@ -114,6 +120,7 @@ struct report_frames {
     const uint64_t *pcs;
     unsigned depth, i, sub, shown;
     bool more;
+    bool want_mapping;      /* set after begin: frames carry map_* and build_id */
 };
 void report_frames_begin(struct report_frames *it, const struct report_source *src, uint32_t stack_id);
 bool report_frames_next(struct report_frames *it, struct report_frame *f);
@@ -134,8 +141,11 @@ void report_write_leaks_text(FILE *out, const struct report_source *src,
  * the stacks, the block), frames resolved through src. */
 void report_write_misuse(FILE *out, const struct report_source *src, const struct misuse_error *e);
 
-/* "text"|"json"|"folded"|"html"|"massif", "bytes"|"blocks"|"allocs"; false if unknown. */
+/* "text"|"json"|"folded"|"html"|"massif"|"heaptrack"|"pprof" ("pprof" only in
+ * builds with protobuf-c), "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);
 bool report_parse_sort(const char *s, enum report_sort *out);
+/* A format whose output is binary (compressed): not for a terminal. */
+bool report_format_binary(enum report_format f);
 
 #endif

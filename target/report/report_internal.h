@@ -24,6 +24,10 @@ void report_write_json(FILE *out, const struct report_source *src,
 void report_write_folded(FILE *out, const struct report_source *src,
                          const struct report_stack *st, size_t n);
 
+/* The exports (gzip-compressed); 0, or -1 when writing failed. */
+int report_write_heaptrack(FILE *out, const struct report_source *src);
+int report_write_pprof(FILE *out, const struct report_source *src);
+
 /* {"pc": ..., "module": ..., ...} of one frame. */
 void report_json_frame(FILE *out, const struct report_frame *f);
 /* The frames of a stack as JSON objects separated by commas, each after

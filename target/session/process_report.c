@@ -159,6 +159,8 @@ int session_write_children(FILE *out, struct session *s)
         return 0; /* one page, of the first process (it says so) */
     if (s->report.format == REPORT_MASSIF)
         return 0; /* one massif file is one process */
+    if (report_format_binary(s->report.format))
+        return 0; /* an export holds one process: the first */
     int rc = 0;
     for (size_t i = 1; i < s->family.count; i++)
         rc |= write_child(out, s, s->family.procs[i], i == 1);

@@ -226,7 +226,7 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
                     if (interp)
                         mm->interp_path = xstrdup(interp);
                 }
-                m->place = (struct object_place){ .obj = m->obj, .start = m->start, .bias = m->bias };
+                m->place = (struct object_place){ .obj = m->obj, .start = m->start, .end = m->end, .bias = m->bias };
                 module_insert(mm, m);
             } else {
                 module_free(m); /* not an ELF object we can read */
@@ -262,7 +262,7 @@ struct module *module_map_add(struct module_map *mm, struct object *obj, uint64_
     m->bias = bias;
     m->generation = mm->generation;
     m->obj = obj;
-    m->place = (struct object_place){ .obj = obj, .start = start, .bias = bias };
+    m->place = (struct object_place){ .obj = obj, .start = start, .end = end, .bias = bias };
     module_insert(mm, m);
     return m;
 }
