@@ -3,7 +3,7 @@
  *
  *   selftest/fuzz/run-fuzzers.sh 60 agent_ring
  *
- * The input is a ring's bytes (its size rounded down to 8; the first 8
+ * The input is a ring's bytes (its size rounded down to 16; the first 8
  * bytes choose the starting position).  Every record the decoder accepts
  * is read whole, as the replay reads it: its stack copy included. */
 #include <stdint.h>
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     uint64_t tail;
     memcpy(&tail, data, 8);
-    size_t ring_size = (size - 8) & ~(size_t)7;
+    size_t ring_size = (size - 8) & ~(size_t)(AGENT_REC_ALIGN - 1);
     if (ring_size < 16)
         return 0;
     /* An exact-size heap copy: ASan sees any read past the ring. */

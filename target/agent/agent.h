@@ -43,8 +43,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
  * many were placed; *refused gets how many could not be patched. */
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
                             unsigned *refused);
-/* The module map changed (a rendezvous): the unwind rows the agent uses are
- * forgotten (a pc with no module may have one now). */
+/* The module map was read again (a rendezvous): the unwind rows whose
+ * module is no longer mapped as it was are forgotten (a pc with no module
+ * may have one now). */
 void agent_rows_clear(struct tracee *t);
 /* The module at module_start was unmapped: its patches are gone with it. */
 void agent_module_gone(struct tracee *t, uint64_t module_start);

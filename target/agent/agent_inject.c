@@ -273,6 +273,9 @@ __attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
         f |= AGENT_FN_MAP;
     if (fn->op == OP_POSIX_MEMALIGN)
         f |= AGENT_FN_MEMALIGN;
+    if (fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY || fn->op == OP_MUNMAP ||
+        fn->op == OP_MREMAP)
+        f |= AGENT_FN_OPEN_RELEASE;
     return f;
 }
 
@@ -466,6 +469,13 @@ static struct thread *any_stopped(struct tracee *t)
 static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
+    struct agent_stats st;
+    if (agent_get_stats(t, &st))
+        mt_info("agent engine: %llu calls, stacks unwound in the target: %llu, raw: %llu, "
+                "ring waits: %llu, unrecorded: %llu",
+                (unsigned long long)st.calls, (unsigned long long)st.unwound_in_target,
+                (unsigned long long)st.raw_stacks, (unsigned long long)st.waits,
+                (unsigned long long)st.lost);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
     if (a->map)
         munmap(a->map, AGENT_SHARED_SIZE);

@@ -10,6 +10,8 @@
  * there is on its way into the agent's text). */
 #define AGENT_STUB_GUARD 20
 
+struct agent_mod_sig;
+
 struct agent_patch {
     uint64_t addr;              /* the function's entry */
     uint64_t slot;              /* stub, then the displaced copy */
@@ -45,6 +47,10 @@ struct agent_engine {
     struct thread *dummy;       /* records of a thread already gone */
     uint64_t raw_records, pcs_records;
     uint32_t rows;              /* entries in the shared row table */
+    struct agent_mod_sig *mods; /* the modules the rows were made with */
+    uint64_t pf_pos[AGENT_SLOTS];   /* ring position read ahead up to (the books prefetched) */
+    uint32_t pf_ahead[AGENT_SLOTS]; /* records between the head and pf_pos */
+    size_t nmods;
 };
 
 /* agent_inject.c */
