@@ -29,6 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *ring = malloc(ring_size);
     memcpy(ring, data + 8, ring_size);
     tail %= ring_size * 4;
+    uint64_t prev[AGENT_MEMO_MAX];
+    unsigned prev_n = 0;
     for (int i = 0; i < 64; i++) {
         struct agent_rec h;
         const struct agent_rec *rec = &h;
@@ -40,6 +42,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         volatile uint64_t sum = rec->args[0] + rec->ret + rec->rsp;
         for (uint32_t k = 0; k < rec->stack_len; k++)
             sum += stack[k];
+        if (rec->kind == AGENT_REC_PCS) {
+            /* the stack's expansion against the previous ones, as replayed */
+            const uint64_t *pcs = NULL;
+            unsigned n = agent_pcs_expand(prev, &prev_n, stack, rec->stack_len, &pcs);
+            for (unsigned k = 0; k < n; k++)
+                sum += pcs[k];
+            if (prev_n > AGENT_MEMO_MAX)
+                abort();
+        }
         (void)sum;
         if (next <= tail)
             abort(); /* the decoder must always move on */

@@ -96,5 +96,11 @@ void agent_free(struct tracee *t);
 struct agent_rec;
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
                     struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
+/* A PCS record's stack from its payload (stack_len bytes) and prev, the
+ * ring's previous such stack (*prev_n frames, room for AGENT_MEMO_MAX),
+ * which becomes this one: the number of frames, at *out; 0 when the
+ * record is malformed (a continuation that does not fit). */
+unsigned agent_pcs_expand(uint64_t *prev, unsigned *prev_n, const uint8_t *payload,
+                          uint32_t stack_len, const uint64_t **out);
 
 #endif

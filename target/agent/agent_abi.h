@@ -26,7 +26,7 @@
 #define AGENT_RING_SIZE (512u * 1024u)
 #define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
 #define AGENT_CTL_SIZE 65536u
-#define AGENT_ROWS 65536u /* the unwind rows the tracer compiled (struct agent_row) */
+#define AGENT_ROWS 32768u /* the unwind rows the tracer compiled (struct agent_row): 512 KiB */
 #define AGENT_ROWS_OFF AGENT_CTL_SIZE
 #define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
 #define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
@@ -146,7 +146,12 @@ struct agent_ctl {
 
 #define AGENT_REC_CALL 1 /* then the raw stack from rsp */
 #define AGENT_REC_PAD 2
-#define AGENT_REC_PCS 3  /* then the stack already unwound: stack_len / 8 pcs */
+#define AGENT_REC_PCS 3  /* then the stack already unwound: an info word, then pcs */
+/* A PCS record's info word: 0, the pcs are the whole stack; else the first
+ * pcs only, and the stack goes on with the frames of the ring's previous
+ * PCS record from frame j = (uint32_t)info, n = info >> 32 frames in all
+ * (both at most AGENT_MEMO_MAX: the agent's memo of its last unwind). */
+#define AGENT_MEMO_MAX 64u
 
 /* A record in a ring; never wraps (a pad record fills the end instead). */
 struct agent_rec {

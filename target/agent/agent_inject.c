@@ -471,11 +471,12 @@ static void release_local(struct tracee *t)
     struct agent_engine *a = t->agent;
     struct agent_stats st;
     if (agent_get_stats(t, &st))
-        mt_info("agent engine: %llu calls, stacks unwound in the target: %llu, raw: %llu, "
-                "ring waits: %llu, unrecorded: %llu",
+        mt_info("agent engine: %llu calls, stacks unwound in the target: %llu (%llu continuing "
+                "the previous), raw: %llu, ring waits: %llu, unrecorded: %llu, "
+                "unwind rows: %u",
                 (unsigned long long)st.calls, (unsigned long long)st.unwound_in_target,
-                (unsigned long long)st.raw_stacks, (unsigned long long)st.waits,
-                (unsigned long long)st.lost);
+                (unsigned long long)a->delta_records, (unsigned long long)st.raw_stacks,
+                (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
     if (a->map)
         munmap(a->map, AGENT_SHARED_SIZE);

@@ -52,7 +52,7 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
         /* Checked on the copy: the target cannot change it any more. */
         if (copy->len != len || copy->kind != kind || copy->fn >= nfns ||
             copy->stack_len > AGENT_STACK_MAX ||
-            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len == 0)) ||
+            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len < 16)) ||
             AGENT_REC_LEN(copy->stack_len) != len)
             return -1;
         *stack = ring + off + sizeof(*copy);
@@ -60,6 +60,35 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
         return 1;
     }
     return -1;
+}
+
+unsigned agent_pcs_expand(uint64_t *prev, unsigned *prev_n, const uint8_t *payload,
+                          uint32_t stack_len, const uint64_t **out)
+{
+    uint64_t info;
+    unsigned k = stack_len / 8 - 1, have = *prev_n;
+    *prev_n = 0;
+    if (stack_len % 8 || stack_len < 16)
+        return 0;
+    memcpy(&info, payload, sizeof(info));
+    if (info == 0) {
+        if (k > AGENT_MEMO_MAX) { /* too long to be a later record's base */
+            *out = (const uint64_t *)(const void *)(payload + 8);
+            return k;
+        }
+        memcpy(prev, payload + 8, (size_t)k * 8);
+        *prev_n = k;
+        *out = prev;
+        return k;
+    }
+    uint64_t j = (uint32_t)info, n = info >> 32;
+    if (j == 0 || n > AGENT_MEMO_MAX || k >= n || j + (n - k) > have)
+        return 0;
+    memmove(prev + k, prev + j, (size_t)(n - k) * 8);
+    memcpy(prev, payload + 8, (size_t)k * 8);
+    *prev_n = (unsigned)n;
+    *out = prev;
+    return (unsigned)n;
 }
 
 void agent_ring_free(struct agent_engine *a)
@@ -145,23 +174,24 @@ static void replay(struct tracee *t, unsigned s)
     /* The registers at the function's entry, as a breakpoint stop shows
      * them: the unwinder needs the PC, the stack pointer and the
      * callee-saved registers. */
-    struct arch_regs regs;
-    memset(&regs, 0, sizeof(regs));
+    /* The engine's own copy: zeroed once, these fields set per record
+     * (a memset per record cost more than the rest of the setup). */
+    struct arch_regs *regs = &a->regs;
 #if defined(__x86_64__)
-    regs.user.rip = p->addr;
-    regs.user.rsp = r->rsp;
-    regs.user.rbp = r->rbp;
-    regs.user.rbx = r->rbx;
-    regs.user.r12 = r->r12;
-    regs.user.r13 = r->r13;
-    regs.user.r14 = r->r14;
-    regs.user.r15 = r->r15;
-    regs.user.rdi = r->args[0];
-    regs.user.rsi = r->args[1];
-    regs.user.rdx = r->args[2];
-    regs.user.rcx = r->args[3];
-    regs.user.r8 = r->args[4];
-    regs.user.r9 = r->args[5];
+    regs->user.rip = p->addr;
+    regs->user.rsp = r->rsp;
+    regs->user.rbp = r->rbp;
+    regs->user.rbx = r->rbx;
+    regs->user.r12 = r->r12;
+    regs->user.r13 = r->r13;
+    regs->user.r14 = r->r14;
+    regs->user.r15 = r->r15;
+    regs->user.rdi = r->args[0];
+    regs->user.rsi = r->args[1];
+    regs->user.rdx = r->args[2];
+    regs->user.rcx = r->args[3];
+    regs->user.r8 = r->args[4];
+    regs->user.r9 = r->args[5];
 #endif
     bool raw = r->kind == AGENT_REC_CALL;
     if (raw) {
@@ -172,24 +202,24 @@ static void replay(struct tracee *t, unsigned s)
     } else {
         /* Unwound in the target already: every capture of this call is
          * these pcs (capture.c). */
-        t->snap_pcs = (const uint64_t *)(const void *)stack;
-        t->snap_npcs = r->stack_len / 8;
+        t->snap_pcs = a->head_pcs[s];
+        t->snap_npcs = a->head_npcs[s];
         a->pcs_records++;
     }
     uint64_t ret_addr = r->ra;
     uint32_t learn_id = UINT32_MAX;
 
     if (fn->releases) {
-        call_record_release(t, th, fn, &regs, r->args[0], ret_addr);
+        call_record_release(t, th, fn, regs, r->args[0], ret_addr);
         if (raw && a->data.use_rows)
-            learn_id = capture_stack(t, &regs);
+            learn_id = capture_stack(t, regs);
     } else if (two_parts(fn)) {
         bool overflow = false;
         uint64_t size = fn->op == OP_REALLOC ? r->args[1]
                                               : checked_product(r->args[1], r->args[2], &overflow);
         if (a->head_part[s] == 0) {
             misuse_end_release_chain(th);
-            uint32_t id = capture_stack(t, &regs);
+            uint32_t id = capture_stack(t, regs);
             a->head_stack[s] = id;
             learn_id = id;
             if (r->args[0])
@@ -204,7 +234,7 @@ static void replay(struct tracee *t, unsigned s)
         }
     } else {
         misuse_end_release_chain(th);
-        uint32_t id = capture_stack(t, &regs);
+        uint32_t id = capture_stack(t, regs);
         learn_id = id;
         if (fn->op == OP_POSIX_MEMALIGN) {
             if ((int)r->ret == 0 && r->out)
@@ -294,6 +324,21 @@ static bool fetch_head(struct tracee *t, unsigned s)
         return false;
     }
     a->head_part[s] = 0;
+    if (a->head_rec[s]->kind == AGENT_REC_PCS) {
+        a->head_npcs[s] = agent_pcs_expand(a->prev_pcs[s], &a->prev_n[s], a->head_stack_bytes[s],
+                                           a->head_rec[s]->stack_len, &a->head_pcs[s]);
+        uint64_t info;
+        memcpy(&info, a->head_stack_bytes[s], sizeof(info));
+        a->delta_records += info != 0;
+        if (!a->head_npcs[s]) {
+            a->broken[s] = true;
+            a->head_rec[s] = NULL;
+            mt_warn("agent: thread slot %u of process %d sent a stack that does not follow its "
+                    "previous one; its calls are ignored from here on",
+                    s, (int)t->pid);
+            return false;
+        }
+    }
     prefetch_ahead(a, t->books, s);
     if (a->patches[a->head_rec[s]->fn].fn == NULL) {
         a->broken[s] = true;

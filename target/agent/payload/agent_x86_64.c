@@ -258,7 +258,7 @@ static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
 /* The last unwind of each thread, by slot (see unwind_here).  In a section
  * of its own after the data: zero pages the tracer never writes, touched
  * only by the threads that call. */
-#define MEMO_MAX 64u
+#define MEMO_MAX AGENT_MEMO_MAX
 struct memo_frame {
     uint64_t pc, sp, bp;   /* the registers entering the frame */
     uint64_t ra_at, bp_at; /* where its step read the return address and rbp (0: no read) */
@@ -288,10 +288,14 @@ __attribute__((section(".bss.agent_memo"))) static struct memo_pair memos[AGENT_
  * values.  Those words are read again and compared (no row lookups, and
  * no chain of dependent loads); any difference and the unwind goes on
  * step by step from that frame.  So the memo gives exactly what the steps
- * would. */
+ * would.  When the frames from the memo's on all matched, *info says so
+ * (agent_abi.h) and only the first *fresh pcs need sending. */
 static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot *s,
-                            const struct agent_frame *f, uint64_t *pcs, uint32_t max)
+                            const struct agent_frame *f, uint64_t *pcs, uint32_t max,
+                            uint64_t *info, uint32_t *fresh)
 {
+    *info = 0;
+    *fresh = 0;
     uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
     uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
     uint64_t sp = f->rsp, bp = f->rbp, pc;
@@ -301,13 +305,15 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
     if (gen & 1)
         return 0; /* the tracer is removing rows */
     struct memo_pair *mp = max <= MEMO_MAX ? &memos[s - ctl->slots] : 0;
+    if (!mp) /* the tracer's copy of the previous stack moves on without it */
+        memos[s - ctl->slots].m[0].n = memos[s - ctl->slots].m[1].n = 0;
     const struct memo *old = mp ? &mp->m[mp->cur] : 0;
     struct memo *nw = mp ? &mp->m[mp->cur ^ 1] : 0;
     if (old && (!old->n || old->gen != gen || old->lo != lo || old->hi != hi))
         old = 0;
     pc = f->pc;
     uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
-    uint32_t n = 0, j = 1, ended = 0;
+    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
     pcs[n++] = pc;
     for (;;) {
         /* Frame n-1, entered with pc, sp, bp (the unwind's state). */
@@ -360,8 +366,11 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                         break;
                     }
                 }
-                if (!resume)
+                if (!resume) {
+                    hit_k = k;
+                    hit_j = j;
                     break;
+                }
                 /* Step frame n-1 (its registers verified) from here on. */
                 pc = old->f[m].pc;
                 sp = old->f[m].sp;
@@ -428,6 +437,10 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         nw->last_ra = last_ra;
         nw->last_bp = last_bp;
         mp->cur ^= 1;
+        if (hit_k) {
+            *info = hit_j | ((uint64_t)n << 32);
+            *fresh = hit_k;
+        }
     }
     return n;
 }
@@ -481,10 +494,15 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
         return;
     if (!s->tid)
         s->tid = (int32_t)sys3(SYS_gettid, 0, 0, 0);
-    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 ? agent_data.depth : AGENT_STACK_MAX / 8;
-    uint64_t n = agent_data.use_rows ? 8ull * unwind_here(ctl, s, f, (uint64_t *)(r + 1), depth) : 0;
+    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 - 1 ? agent_data.depth : AGENT_STACK_MAX / 8 - 1;
+    uint64_t *payload = (uint64_t *)(r + 1), info = 0, n = 0;
+    uint32_t fresh = 0;
+    uint32_t np = agent_data.use_rows ? unwind_here(ctl, s, f, payload + 1, depth, &info, &fresh) : 0;
     r->kind = AGENT_REC_PCS;
-    if (!n) {
+    if (np) {
+        payload[0] = info;
+        n = 8ull * (1 + (info ? fresh : np));
+    } else {
         n = copy_stack(s, (uint8_t *)(r + 1), f->rsp);
         r->kind = AGENT_REC_CALL;
     }
