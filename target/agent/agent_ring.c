@@ -359,8 +359,13 @@ static void consume_head(struct tracee *t, unsigned s)
     /* The room made goes to the thread an eighth of a ring at a time (and
      * at the end of every drain): a store per record would take the
      * slot's line from the thread's cache per record. */
-    if (a->tails[s] - __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) >= AGENT_RING_SIZE / 8)
+    if (a->tails[s] - __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) >= AGENT_RING_SIZE / 8) {
         __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
+        /* a thread waiting for room goes on now, not after the drain */
+        __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 unsigned agent_drain(struct tracee *t, bool force)

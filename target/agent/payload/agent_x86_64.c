@@ -197,8 +197,9 @@ static int tracer_gone(void)
 }
 
 /* Room for need bytes in s's ring: waits (futex) while the ring is full,
- * and then until it is half empty (one wake-up per half ring, not one per
- * record).  0, or -1 when the tracer is gone. */
+ * and then until a quarter of it is free (the tracer wakes it an eighth
+ * of a ring at a time: a few wake-ups per ring, not one per record, and
+ * no wait for a whole drain).  0, or -1 when the tracer is gone. */
 static int ring_room(struct agent_slot *s, uint64_t need)
 {
     /* The tail last read first: the tracer's line is read only when the
@@ -213,7 +214,7 @@ static int ring_room(struct agent_slot *s, uint64_t need)
         uint32_t seq = __atomic_load_n(&s->tail_seq, __ATOMIC_ACQUIRE);
         uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
         s->tail_seen = tail;
-        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 2 : AGENT_RING_SIZE))
+        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 4 * 3 : AGENT_RING_SIZE))
             return 0;
         if (!counted) {
             s->waits++;
