@@ -470,7 +470,9 @@ static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
     struct agent_stats st;
-    if (agent_get_stats(t, &st))
+    /* MEMTRACE_AGENT_STATS=1: where the calls went, at the end (bench, perf work) */
+    const char *want = getenv("MEMTRACE_AGENT_STATS");
+    if (want && strcmp(want, "1") == 0 && agent_get_stats(t, &st))
         mt_info("agent engine: %llu calls, stacks unwound in the target: %llu (%llu continuing "
                 "the previous), raw: %llu, ring waits: %llu, unrecorded: %llu, "
                 "unwind rows: %u",
