@@ -124,13 +124,14 @@ struct agent_slot {
     uint32_t waiting;    /* the thread sleeps on tail_seq */
     uint32_t busy;       /* the thread is inside the agent (a signal handler's call passes) */
     uint64_t waits;      /* times the ring was full */
-    uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler) */
+    uint64_t rung;       /* ring position at the last look for a tracer half a ring behind */
     /* the tracer's line */
     uint64_t tail;       /* (T) ring position consumed up to */
     uint32_t tail_seq;   /* (T) bumped with tail: the futex a full ring waits on */
     uint32_t pad;
     uint64_t stack_lo, stack_hi; /* (T) the mapping holding this thread's stack */
-    uint64_t reserved[4];
+    uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler; rare) */
+    uint64_t reserved[3];
 };
 
 struct agent_ctl {

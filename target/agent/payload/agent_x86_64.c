@@ -202,6 +202,17 @@ static int tracer_gone(void)
  * no wait for a whole drain).  0, or -1 when the tracer is gone. */
 static int ring_room(struct agent_slot *s, uint64_t need)
 {
+    if (s->reserve - s->rung >= AGENT_RING_SIZE / 4) {
+        /* A quarter ring written since the last look: a tracer half a ring
+         * behind gets its doorbell now, while there is room left.  Else it
+         * may sleep until the ring is full, and the two then take turns
+         * (the thread waits while the tracer drains) instead of running
+         * at once. */
+        s->rung = s->reserve;
+        s->tail_seen = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+        if (s->reserve - s->tail_seen >= AGENT_RING_SIZE / 2 && agent_data.doorbell_fd >= 0)
+            sys3(SYS_write, agent_data.doorbell_fd, (long)"", 1);
+    }
     /* The tail last read first: the tracer's line is read only when the
      * ring looks full from here. */
     if (s->reserve + need - s->tail_seen <= AGENT_RING_SIZE)
