@@ -49,6 +49,17 @@ for line in open('/proc/self/status'):
         print('hwm_kib', line.split()[1])
 PY
 PYN=${AGENT_BENCH_PY:-100000}
+# The interpreter itself, never a wrapper script (pyenv's shims are bash
+# scripts that exec it: heaptrack would then trace bash).  Debian's
+# /usr/bin/python3 by default, as a fresh machine has it; AGENT_BENCH_PYTHON
+# names another.
+PYTHON=${AGENT_BENCH_PYTHON:-}
+if [ -z "$PYTHON" ]; then
+    if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+PYTHON=$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))') ||
+    { echo "agent-bench: no python3" >&2; exit 1; }
+head -c 2 "$PYTHON" | grep -q '#!' && { echo "agent-bench: $PYTHON is a script, not the interpreter" >&2; exit 1; }
 
 tools=(native)
 have heaptrack && tools+=(heaptrack)
@@ -65,7 +76,7 @@ run_tool() { # tool cmd... -> wall µs
     esac
 }
 
-declare -A T S CALLS HWM
+declare -A T S CALLS HWM HT_SEEN
 rows=("allocbench, 1 thread" "allocbench, 4 threads" "python3, PYTHONMALLOC=malloc")
 # The breakpoint engine costs ~100x more per call: it runs a tenth of the
 # work, so that every tool's run stays within tens of seconds.
@@ -76,7 +87,7 @@ cmd_of() { # row tool -> command (0 rounds: the startup run)
     case $1 in
         0) echo "$ALLOCBENCH $n 8 1" ;;
         1) echo "$ALLOCBENCH $((n / 4)) 8 4" ;;
-        2) echo "python3 $TMP/work.py $((n * PYN / ROUNDS))" ;;
+        2) echo "$PYTHON $TMP/work.py $((n * PYN / ROUNDS))" ;;
     esac
 }
 export PYTHONMALLOC=malloc
@@ -86,6 +97,7 @@ for ((r = 0; r < REPS; r++)); do
             echo "agent-bench: ${rows[$i]}: $tool ($((r + 1))/$REPS)" >&2
             # shellcheck disable=SC2046
             S[$i,$tool]+=" $(run_tool "$tool" $(cmd_of $i $tool startup))"
+            h0=$(awk '/allocations:/ {print $2; exit}' "$TMP/out")
             a0=0
             if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
                 a0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heap"]["allocs"])' "$TMP/$tool.json")
@@ -98,6 +110,12 @@ for ((r = 0; r < REPS; r++)); do
             fi
             if [ $i != 2 ]; then
                 CALLS[$i,$tool]=$(awk '/^allocbench: [0-9]+ calls/ {print $2}' "$TMP/out")
+            fi
+            if [ "$tool" = heaptrack ]; then
+                # heaptrack's own count of the calls it recorded: a check
+                # that it traced the work at all
+                h1=$(awk '/allocations:/ {print $2; exit}' "$TMP/out")
+                HT_SEEN[$i]=$(( ${h1:-0} - ${h0:-0} ))
             fi
             if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
                 # the interpreter's own start allocates too: the work's calls only
@@ -113,7 +131,8 @@ done
 
 echo
 echo "== engines side by side (µs per allocation call over native; $REPS runs, medians) =="
-echo "machine: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
+echo "machine: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "interpreter: $PYTHON ($("$PYTHON" --version 2>&1))"
 printf '%-30s %12s' workload "native (s)"
 for tool in "${tools[@]}"; do [ "$tool" = native ] || printf ' %18s' "$tool"; done
 printf ' %s\n' "agent < heaptrack?"
@@ -136,6 +155,11 @@ for i in 0 1 2; do
     fi
 done
 echo "(µs per allocation call, startup taken out; in brackets the calls measured)"
+for i in 0 1 2; do
+    [ -n "${HT_SEEN[$i]:-}" ] || continue
+    awk "BEGIN { exit !(${HT_SEEN[$i]} < 0.9 * ${CALLS[$i,agent]}) }" &&
+        echo "WARNING: ${rows[$i]}: heaptrack recorded ${HT_SEEN[$i]} allocations, the agent ${CALLS[$i,agent]}: heaptrack's figure is not comparable"
+done
 echo "startup (a run of 0 rounds, allocbench 1 thread, ms):$(for tool in "${tools[@]}"; do printf ' %s %s' "$tool" "$(calc "$(median ${S[0,$tool]}) / 1000" 0)"; done)"
 echo
 echo "target's added RSS (python3 workload, its VmHWM at exit, over native; same work only):"

@@ -3,7 +3,7 @@
  *
  *   selftest/fuzz/run-fuzzers.sh 60 agent_ring
  *
- * The input is a ring's bytes (its size rounded down to 8; the first 8
+ * The input is a ring's bytes (its size rounded down to 16; the first 8
  * bytes choose the starting position).  Every record the decoder accepts
  * is read whole, as the replay reads it: its stack copy included. */
 #include <stdint.h>
@@ -22,13 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     uint64_t tail;
     memcpy(&tail, data, 8);
-    size_t ring_size = (size - 8) & ~(size_t)7;
+    size_t ring_size = (size - 8) & ~(size_t)(AGENT_REC_ALIGN - 1);
     if (ring_size < 16)
         return 0;
     /* An exact-size heap copy: ASan sees any read past the ring. */
     uint8_t *ring = malloc(ring_size);
     memcpy(ring, data + 8, ring_size);
     tail %= ring_size * 4;
+    uint64_t prev[AGENT_MEMO_MAX];
+    unsigned prev_n = 0;
     for (int i = 0; i < 64; i++) {
         struct agent_rec h;
         const struct agent_rec *rec = &h;
@@ -40,6 +42,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         volatile uint64_t sum = rec->args[0] + rec->ret + rec->rsp;
         for (uint32_t k = 0; k < rec->stack_len; k++)
             sum += stack[k];
+        if (rec->kind == AGENT_REC_PCS) {
+            /* the stack's expansion against the previous ones, as replayed */
+            const uint64_t *pcs = NULL;
+            unsigned n = agent_pcs_expand(prev, &prev_n, stack, rec->stack_len, &pcs);
+            for (unsigned k = 0; k < n; k++)
+                sum += pcs[k];
+            if (prev_n > AGENT_MEMO_MAX)
+                abort();
+        }
         (void)sum;
         if (next <= tail)
             abort(); /* the decoder must always move on */

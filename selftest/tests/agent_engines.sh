@@ -17,6 +17,10 @@ D="$MT_ROOT/selftest/tests/data"
 g++ -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
 gcc -g -O2 -fomit-frame-pointer -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
 gcc -g -O2 -fomit-frame-pointer -o stacks_O2 "$D/stacks_main.c" -L. -lstacks || fail "build main"
+# The agent's unwind memo: frames that look alike from different paths.
+gcc -g -O0 -fno-omit-frame-pointer -o memo_twins_fp "$D/memo_twins.c" || fail "build memo_twins"
+gcc -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o memo_twins_O2 "$D/memo_twins.c" ||
+    fail "build memo_twins -O2"
 
 stacks_of() { # JSON -> one line per stack, sorted; the summary first
     python3 - "$1" <<'PY'
@@ -57,6 +61,8 @@ compare leak_kinds "$MT_PROGS/leak_kinds"
 compare stacks_O2 ./stacks_O2
 compare stacks_cxx ./stacks_cxx
 compare counts "$MT_PROGS/intercept_counts"
+compare memo_twins_fp ./memo_twins_fp
+compare memo_twins_O2 ./memo_twins_O2
 # Many calls from the same frames: after the first, stacks come unwound
 # from the target (the status line below counts them).
 compare allocbench_4thr "$MT_BENCH_BIN" 2000 12 4

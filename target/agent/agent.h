@@ -43,8 +43,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
  * many were placed; *refused gets how many could not be patched. */
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
                             unsigned *refused);
-/* The module map changed (a rendezvous): the unwind rows the agent uses are
- * forgotten (a pc with no module may have one now). */
+/* The module map was read again (a rendezvous): the unwind rows whose
+ * module is no longer mapped as it was are forgotten (a pc with no module
+ * may have one now). */
 void agent_rows_clear(struct tracee *t);
 /* The module at module_start was unmapped: its patches are gone with it. */
 void agent_module_gone(struct tracee *t, uint64_t module_start);
@@ -96,5 +97,11 @@ void agent_free(struct tracee *t);
 struct agent_rec;
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
                     struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
+/* A PCS record's stack from its payload (stack_len bytes) and prev, the
+ * ring's previous such stack (*prev_n frames, room for AGENT_MEMO_MAX),
+ * which becomes this one: the number of frames, at *out; 0 when the
+ * record is malformed (a continuation that does not fit). */
+unsigned agent_pcs_expand(uint64_t *prev, unsigned *prev_n, const uint8_t *payload,
+                          uint32_t stack_len, const uint64_t **out);
 
 #endif

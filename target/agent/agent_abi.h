@@ -26,7 +26,7 @@
 #define AGENT_RING_SIZE (512u * 1024u)
 #define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
 #define AGENT_CTL_SIZE 65536u
-#define AGENT_ROWS 65536u /* the unwind rows the tracer compiled (struct agent_row) */
+#define AGENT_ROWS 32768u /* the unwind rows the tracer compiled (struct agent_row): 512 KiB */
 #define AGENT_ROWS_OFF AGENT_CTL_SIZE
 #define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
 #define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
@@ -69,6 +69,8 @@ static inline uint32_t agent_row_hash(uint64_t pc)
 #define AGENT_FN_RELEASE 1u   /* free-like: recorded at entry, no return */
 #define AGENT_FN_MAP 2u       /* mmap family */
 #define AGENT_FN_MEMALIGN 4u  /* posix_memalign: the pointer it stored is sent */
+#define AGENT_FN_OPEN_RELEASE 8u /* releases inside the call, recorded at its return
+                                  * (realloc, munmap, mremap): stamped at entry too */
 
 /* At offset 0 of the image. */
 struct agent_header {
@@ -108,22 +110,28 @@ struct agent_data {
 };
 
 /* One per thread, in the shared region.  Fields marked (T) are written by
- * the tracer, the rest by the owning thread. */
+ * the tracer, the rest by the owning thread.  Two cache lines: the first
+ * the thread writes on every call, the second the tracer (the tail, once
+ * in a while), so that neither takes the other's line away per record. */
 struct agent_slot {
+    /* the thread's line */
     uint64_t key;        /* fs base (1 before the thread pointer is set); 0: free */
     int32_t tid;         /* (T may clear it: the thread exited; refetched) */
     uint32_t depth;      /* open recorded calls (only the outermost counts) */
-    uint64_t inflight;   /* 0 idle; 1 entering; else the entry time of the open call */
+    uint64_t inflight;   /* 0 idle; else the entry time of the open call */
     uint64_t reserve;    /* next ring position to write */
+    uint64_t tail_seen;  /* the tail last read: the ring has room up to it */
+    uint32_t waiting;    /* the thread sleeps on tail_seq */
+    uint32_t busy;       /* the thread is inside the agent (a signal handler's call passes) */
+    uint64_t waits;      /* times the ring was full */
+    uint64_t rung;       /* ring position at the last look for a tracer half a ring behind */
+    /* the tracer's line */
     uint64_t tail;       /* (T) ring position consumed up to */
     uint32_t tail_seq;   /* (T) bumped with tail: the futex a full ring waits on */
-    uint32_t waiting;    /* the thread sleeps on tail_seq */
-    uint64_t waits;      /* times the ring was full */
-    uint64_t stack_lo, stack_hi; /* (T) the mapping holding this thread's stack */
-    uint32_t busy;       /* the thread is inside the agent (a signal handler's call passes) */
     uint32_t pad;
-    uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler) */
-    uint64_t reserved[5];
+    uint64_t stack_lo, stack_hi; /* (T) the mapping holding this thread's stack */
+    uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler; rare) */
+    uint64_t reserved[3];
 };
 
 struct agent_ctl {
@@ -131,18 +139,26 @@ struct agent_ctl {
     uint64_t heartbeat;  /* (T) */
     uint64_t lost;       /* calls passed unrecorded: no free slot */
     uint64_t pad[5];
+    uint64_t rows_gen;   /* (T) odd while the tracer removes rows: a seqlock; a line of
+                          * its own, read on every unwind */
+    uint64_t pad2[7];
     struct agent_slot slots[AGENT_SLOTS];
 };
 
 #define AGENT_REC_CALL 1 /* then the raw stack from rsp */
 #define AGENT_REC_PAD 2
-#define AGENT_REC_PCS 3  /* then the stack already unwound: stack_len / 8 pcs */
+#define AGENT_REC_PCS 3  /* then the stack already unwound: an info word, then pcs */
+/* A PCS record's info word: 0, the pcs are the whole stack; else the first
+ * pcs only, and the stack goes on with the frames of the ring's previous
+ * PCS record from frame j = (uint32_t)info, n = info >> 32 frames in all
+ * (both at most AGENT_MEMO_MAX: the agent's memo of its last unwind). */
+#define AGENT_MEMO_MAX 64u
 
 /* A record in a ring; never wraps (a pad record fills the end instead). */
 struct agent_rec {
     uint64_t pos;        /* its ring position + 1, stored last: the commit (zeroed
                           * memory is never a committed record) */
-    uint32_t len;        /* whole record, multiple of 8 */
+    uint32_t len;        /* whole record: AGENT_REC_LEN, a multiple of 16 */
     uint16_t kind;
     uint16_t fn;         /* index into agent_data.fns */
     int32_t tid;
@@ -158,7 +174,18 @@ struct agent_rec {
 };
 
 _Static_assert(sizeof(struct agent_slot) == 128, "agent_slot is two cache lines");
+_Static_assert(__builtin_offsetof(struct agent_slot, tail) == 64, "the tracer's line is the second");
+_Static_assert(__builtin_offsetof(struct agent_ctl, slots) % 64 == 0, "slots start a cache line");
 _Static_assert(sizeof(struct agent_ctl) <= AGENT_CTL_SIZE, "agent_ctl fits its pages");
 _Static_assert(sizeof(struct agent_rec) % 8 == 0, "records stay 8-aligned");
+
+/* Records and pads are multiples of 16 bytes, so the room left at a ring's
+ * end is 0 or at least a pad record's header (pos, len, kind): never the
+ * 8 bytes that could hold a pos but not a length. */
+#define AGENT_REC_ALIGN 16u
+#define AGENT_REC_LEN(stack_len)                                                                \
+    (((uint64_t)sizeof(struct agent_rec) + (uint64_t)(stack_len) + AGENT_REC_ALIGN - 1) &      \
+     ~(uint64_t)(AGENT_REC_ALIGN - 1))
+_Static_assert(AGENT_RING_SIZE % AGENT_REC_ALIGN == 0, "rings hold whole records");
 
 #endif

@@ -273,6 +273,9 @@ __attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
         f |= AGENT_FN_MAP;
     if (fn->op == OP_POSIX_MEMALIGN)
         f |= AGENT_FN_MEMALIGN;
+    if (fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY || fn->op == OP_MUNMAP ||
+        fn->op == OP_MREMAP)
+        f |= AGENT_FN_OPEN_RELEASE;
     return f;
 }
 
@@ -466,6 +469,16 @@ static struct thread *any_stopped(struct tracee *t)
 static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
+    struct agent_stats st;
+    /* MEMTRACE_AGENT_STATS=1: where the calls went, at the end (bench, perf work) */
+    const char *want = getenv("MEMTRACE_AGENT_STATS");
+    if (want && strcmp(want, "1") == 0 && agent_get_stats(t, &st))
+        mt_info("agent engine: %llu calls, stacks unwound in the target: %llu (%llu continuing "
+                "the previous), raw: %llu, ring waits: %llu, unrecorded: %llu, "
+                "unwind rows: %u",
+                (unsigned long long)st.calls, (unsigned long long)st.unwound_in_target,
+                (unsigned long long)a->delta_records, (unsigned long long)st.raw_stacks,
+                (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
     if (a->map)
         munmap(a->map, AGENT_SHARED_SIZE);

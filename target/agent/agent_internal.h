@@ -2,6 +2,7 @@
 #ifndef MT_AGENT_AGENT_INTERNAL_H
 #define MT_AGENT_AGENT_INTERNAL_H
 
+#include "arch/arch.h"
 #include "target/agent/agent.h"
 #include "target/agent/agent_abi.h"
 #include "target/tracer/intercept.h"
@@ -9,6 +10,8 @@
 /* Bytes at the start of a patch slot that jump into the agent (a thread
  * there is on its way into the agent's text). */
 #define AGENT_STUB_GUARD 20
+
+struct agent_mod_sig;
 
 struct agent_patch {
     uint64_t addr;              /* the function's entry */
@@ -43,8 +46,17 @@ struct agent_engine {
     uint64_t calls, waits_seen;
     bool last_drain_busy;
     struct thread *dummy;       /* records of a thread already gone */
-    uint64_t raw_records, pcs_records;
+    uint64_t raw_records, pcs_records, delta_records;
     uint32_t rows;              /* entries in the shared row table */
+    struct agent_mod_sig *mods; /* the modules the rows were made with */
+    uint64_t pf_pos[AGENT_SLOTS];   /* ring position read ahead up to (the books prefetched) */
+    uint32_t pf_ahead[AGENT_SLOTS]; /* records between the head and pf_pos */
+    struct arch_regs regs;      /* all zero: a replay's registers start from it */
+    uint64_t prev_pcs[AGENT_SLOTS][AGENT_MEMO_MAX]; /* each ring's last stack unwound in the target */
+    unsigned prev_n[AGENT_SLOTS];
+    const uint64_t *head_pcs[AGENT_SLOTS]; /* the head's stack (PCS records) */
+    unsigned head_npcs[AGENT_SLOTS];
+    size_t nmods;
 };
 
 /* agent_inject.c */

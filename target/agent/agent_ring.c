@@ -24,7 +24,7 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
 {
     for (int pads = 0; pads < 2; pads++) {
         uint64_t off = tail % ring_size;
-        if (off % 8 || ring_size - off < 16)
+        if (off % AGENT_REC_ALIGN || ring_size - off < 16)
             return -1;
         uint64_t pos;
         memcpy(&pos, ring + off, sizeof(pos));
@@ -37,7 +37,7 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
         uint16_t kind;
         memcpy(&len, ring + off + 8, sizeof(len));
         memcpy(&kind, ring + off + 12, sizeof(kind));
-        if (len < 16 || len % 8 || len > ring_size - off)
+        if (len < 16 || len % AGENT_REC_ALIGN || len > ring_size - off)
             return -1;
         if (kind == AGENT_REC_PAD) {
             /* Only at the ring's end. */
@@ -52,8 +52,8 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
         /* Checked on the copy: the target cannot change it any more. */
         if (copy->len != len || copy->kind != kind || copy->fn >= nfns ||
             copy->stack_len > AGENT_STACK_MAX ||
-            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len == 0)) ||
-            sizeof(*copy) + ((uint64_t)copy->stack_len + 7) / 8 * 8 != len)
+            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len < 16)) ||
+            AGENT_REC_LEN(copy->stack_len) != len)
             return -1;
         *stack = ring + off + sizeof(*copy);
         *next_tail = tail + len;
@@ -62,9 +62,39 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
     return -1;
 }
 
+unsigned agent_pcs_expand(uint64_t *prev, unsigned *prev_n, const uint8_t *payload,
+                          uint32_t stack_len, const uint64_t **out)
+{
+    uint64_t info;
+    unsigned k = stack_len / 8 - 1, have = *prev_n;
+    *prev_n = 0;
+    if (stack_len % 8 || stack_len < 16)
+        return 0;
+    memcpy(&info, payload, sizeof(info));
+    if (info == 0) {
+        if (k > AGENT_MEMO_MAX) { /* too long to be a later record's base */
+            *out = (const uint64_t *)(const void *)(payload + 8);
+            return k;
+        }
+        memcpy(prev, payload + 8, (size_t)k * 8);
+        *prev_n = k;
+        *out = prev;
+        return k;
+    }
+    uint64_t j = (uint32_t)info, n = info >> 32;
+    if (j == 0 || n > AGENT_MEMO_MAX || k >= n || j + (n - k) > have)
+        return 0;
+    memmove(prev + k, prev + j, (size_t)(n - k) * 8);
+    memcpy(prev, payload + 8, (size_t)k * 8);
+    *prev_n = (unsigned)n;
+    *out = prev;
+    return (unsigned)n;
+}
+
 void agent_ring_free(struct agent_engine *a)
 {
     free(a->dummy);
+    free(a->mods);
 }
 
 static inline uint64_t tsc_now(void)
@@ -84,12 +114,15 @@ static bool two_parts(const struct intercept_fn *fn)
 }
 
 /* When a record's part happened: a release before the function ran, an
- * allocation after it returned. */
+ * allocation after it returned.  munmap and mremap release inside the
+ * call: their entry, where the agent held back the others (inflight), so
+ * that another thread's mmap of the same range comes after. */
 static uint64_t part_time(const struct agent_engine *a, unsigned s)
 {
     const struct agent_rec *r = a->head_rec[s];
     const struct intercept_fn *fn = a->patches[r->fn].fn;
-    if (fn->releases || (two_parts(fn) && a->head_part[s] == 0))
+    if (fn->releases || (two_parts(fn) && a->head_part[s] == 0) || fn->op == OP_MUNMAP ||
+        fn->op == OP_MREMAP)
         return r->t_entry;
     return r->t_exit;
 }
@@ -141,23 +174,24 @@ static void replay(struct tracee *t, unsigned s)
     /* The registers at the function's entry, as a breakpoint stop shows
      * them: the unwinder needs the PC, the stack pointer and the
      * callee-saved registers. */
-    struct arch_regs regs;
-    memset(&regs, 0, sizeof(regs));
+    /* The engine's own copy: zeroed once, these fields set per record
+     * (a memset per record cost more than the rest of the setup). */
+    struct arch_regs *regs = &a->regs;
 #if defined(__x86_64__)
-    regs.user.rip = p->addr;
-    regs.user.rsp = r->rsp;
-    regs.user.rbp = r->rbp;
-    regs.user.rbx = r->rbx;
-    regs.user.r12 = r->r12;
-    regs.user.r13 = r->r13;
-    regs.user.r14 = r->r14;
-    regs.user.r15 = r->r15;
-    regs.user.rdi = r->args[0];
-    regs.user.rsi = r->args[1];
-    regs.user.rdx = r->args[2];
-    regs.user.rcx = r->args[3];
-    regs.user.r8 = r->args[4];
-    regs.user.r9 = r->args[5];
+    regs->user.rip = p->addr;
+    regs->user.rsp = r->rsp;
+    regs->user.rbp = r->rbp;
+    regs->user.rbx = r->rbx;
+    regs->user.r12 = r->r12;
+    regs->user.r13 = r->r13;
+    regs->user.r14 = r->r14;
+    regs->user.r15 = r->r15;
+    regs->user.rdi = r->args[0];
+    regs->user.rsi = r->args[1];
+    regs->user.rdx = r->args[2];
+    regs->user.rcx = r->args[3];
+    regs->user.r8 = r->args[4];
+    regs->user.r9 = r->args[5];
 #endif
     bool raw = r->kind == AGENT_REC_CALL;
     if (raw) {
@@ -168,24 +202,24 @@ static void replay(struct tracee *t, unsigned s)
     } else {
         /* Unwound in the target already: every capture of this call is
          * these pcs (capture.c). */
-        t->snap_pcs = (const uint64_t *)(const void *)stack;
-        t->snap_npcs = r->stack_len / 8;
+        t->snap_pcs = a->head_pcs[s];
+        t->snap_npcs = a->head_npcs[s];
         a->pcs_records++;
     }
     uint64_t ret_addr = r->ra;
     uint32_t learn_id = UINT32_MAX;
 
     if (fn->releases) {
-        call_record_release(t, th, fn, &regs, r->args[0], ret_addr);
+        call_record_release(t, th, fn, regs, r->args[0], ret_addr);
         if (raw && a->data.use_rows)
-            learn_id = capture_stack(t, &regs);
+            learn_id = capture_stack(t, regs);
     } else if (two_parts(fn)) {
         bool overflow = false;
         uint64_t size = fn->op == OP_REALLOC ? r->args[1]
                                               : checked_product(r->args[1], r->args[2], &overflow);
         if (a->head_part[s] == 0) {
             misuse_end_release_chain(th);
-            uint32_t id = capture_stack(t, &regs);
+            uint32_t id = capture_stack(t, regs);
             a->head_stack[s] = id;
             learn_id = id;
             if (r->args[0])
@@ -200,7 +234,7 @@ static void replay(struct tracee *t, unsigned s)
         }
     } else {
         misuse_end_release_chain(th);
-        uint32_t id = capture_stack(t, &regs);
+        uint32_t id = capture_stack(t, regs);
         learn_id = id;
         if (fn->op == OP_POSIX_MEMALIGN) {
             if ((int)r->ret == 0 && r->out)
@@ -220,6 +254,47 @@ static void replay(struct tracee *t, unsigned s)
     t->snap_pcs = NULL;
     if (raw && learn_id != UINT32_MAX && a->data.use_rows)
         agent_learn_rows(t, learn_id);
+}
+
+/* The books' slots of the records a few ahead of ring s's head are
+ * fetched into the cache while the records before them are replayed: each
+ * is a cache miss otherwise, the largest cost of a replay.  Only a hint:
+ * the ring is read within its bounds, and a wrong address costs nothing. */
+#define PREFETCH_AHEAD 8u
+static void prefetch_ahead(struct agent_engine *a, struct heap_books *books, unsigned s)
+{
+    const uint8_t *ring = a->map + AGENT_RINGS_OFF + (uint64_t)s * AGENT_RING_SIZE;
+    if (a->pf_pos[s] < a->tails[s] || a->pf_pos[s] - a->tails[s] > AGENT_RING_SIZE) {
+        a->pf_pos[s] = a->tails[s];
+        a->pf_ahead[s] = 0;
+    }
+    for (int pads = 0; a->pf_ahead[s] < PREFETCH_AHEAD && pads < 2;) {
+        uint64_t pos = a->pf_pos[s], off = pos % AGENT_RING_SIZE, mark, addr;
+        uint32_t len;
+        uint16_t kind;
+        if (off % AGENT_REC_ALIGN || AGENT_RING_SIZE - off < 16)
+            return;
+        memcpy(&mark, ring + off, sizeof(mark));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (mark != pos + 1)
+            return;
+        memcpy(&len, ring + off + 8, sizeof(len));
+        memcpy(&kind, ring + off + 12, sizeof(kind));
+        if (len < 16 || len % AGENT_REC_ALIGN || len > AGENT_RING_SIZE - off)
+            return;
+        a->pf_pos[s] += len;
+        if (kind == AGENT_REC_PAD) {
+            pads++;
+            continue;
+        }
+        if (len < sizeof(struct agent_rec))
+            return;
+        memcpy(&addr, ring + off + offsetof(struct agent_rec, args), sizeof(addr));
+        heap_prefetch(books, addr);
+        memcpy(&addr, ring + off + offsetof(struct agent_rec, ret), sizeof(addr));
+        heap_prefetch(books, addr);
+        a->pf_ahead[s]++;
+    }
 }
 
 /* The next record of ring s into its head; false when there is none. */
@@ -249,6 +324,22 @@ static bool fetch_head(struct tracee *t, unsigned s)
         return false;
     }
     a->head_part[s] = 0;
+    if (a->head_rec[s]->kind == AGENT_REC_PCS) {
+        a->head_npcs[s] = agent_pcs_expand(a->prev_pcs[s], &a->prev_n[s], a->head_stack_bytes[s],
+                                           a->head_rec[s]->stack_len, &a->head_pcs[s]);
+        uint64_t info;
+        memcpy(&info, a->head_stack_bytes[s], sizeof(info));
+        a->delta_records += info != 0;
+        if (!a->head_npcs[s]) {
+            a->broken[s] = true;
+            a->head_rec[s] = NULL;
+            mt_warn("agent: thread slot %u of process %d sent a stack that does not follow its "
+                    "previous one; its calls are ignored from here on",
+                    s, (int)t->pid);
+            return false;
+        }
+    }
+    prefetch_ahead(a, t->books, s);
     if (a->patches[a->head_rec[s]->fn].fn == NULL) {
         a->broken[s] = true;
         a->head_rec[s] = NULL;
@@ -263,7 +354,18 @@ static void consume_head(struct tracee *t, unsigned s)
     struct agent_slot *slot = &((struct agent_ctl *)a->map)->slots[s];
     a->tails[s] = a->head_next[s];
     a->head_rec[s] = NULL;
-    __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
+    if (a->pf_ahead[s])
+        a->pf_ahead[s]--;
+    /* The room made goes to the thread an eighth of a ring at a time (and
+     * at the end of every drain): a store per record would take the
+     * slot's line from the thread's cache per record. */
+    if (a->tails[s] - __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) >= AGENT_RING_SIZE / 8) {
+        __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
+        /* a thread waiting for room goes on now, not after the drain */
+        __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+            syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+    }
 }
 
 unsigned agent_drain(struct tracee *t, bool force)
@@ -279,8 +381,18 @@ unsigned agent_drain(struct tracee *t, bool force)
     unsigned active[AGENT_SLOTS], nactive = 0;
     for (unsigned s = 0; s < AGENT_SLOTS; s++) {
         struct agent_slot *slot = &ctl->slots[s];
-        if (!__atomic_load_n(&slot->key, __ATOMIC_ACQUIRE) || a->broken[s])
+        if (!__atomic_load_n(&slot->key, __ATOMIC_ACQUIRE))
             continue;
+        if (a->broken[s]) {
+            /* Its calls are ignored, but the thread must never wait on a
+             * ring nobody reads: all it wrote counts as consumed. */
+            __atomic_store_n(&slot->tail, __atomic_load_n(&slot->reserve, __ATOMIC_ACQUIRE),
+                             __ATOMIC_RELEASE);
+            __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+                syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+            continue;
+        }
         uint64_t in = __atomic_load_n(&slot->inflight, __ATOMIC_ACQUIRE);
         if (!force && in && in < watermark)
             watermark = in;
@@ -315,16 +427,20 @@ unsigned agent_drain(struct tracee *t, bool force)
         consume_head(t, s);
         n++;
     }
-    /* The room made (pads skipped while looking included), and one wake-up
-     * per waiting thread. */
+    /* The room made (pads skipped while looking included; a head held
+     * back stays where tails[s] is, out of the thread's reach), and one
+     * wake-up per waiting thread. */
     for (unsigned i = 0; i < nactive; i++) {
         unsigned s = active[i];
         struct agent_slot *slot = &ctl->slots[s];
-        if (__atomic_load_n(&slot->tail, __ATOMIC_RELAXED) != a->tails[s] && !a->head_rec[s])
+        if (__atomic_load_n(&slot->tail, __ATOMIC_RELAXED) != a->tails[s]) {
             __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
-        __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST))
+            __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
+        }
+        if (__atomic_load_n(&slot->waiting, __ATOMIC_SEQ_CST)) {
+            __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
             syscall(SYS_futex, &slot->tail_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+        }
     }
     a->calls += n;
     a->last_drain_busy = n > 0;

@@ -8,8 +8,10 @@
  * rsp or rbp + offset, return address and saved rbp at CFA offsets, and
  * the pcs where it stops (no CFI, outermost frame).  Anything else
  * (expressions, signal frames, other registers) stays with the tracer. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "shared/xalloc.h"
 #include "target/agent/agent_internal.h"
 #include "target/dwarf/cfi.h"
 #include "target/heap/stacks.h"
@@ -101,15 +103,75 @@ void agent_learn_rows(struct tracee *t, uint32_t stack_id)
     }
 }
 
+/* A module as the rows knew it. */
+struct agent_mod_sig {
+    uint64_t start, end, inode;
+};
+
+static int sig_cmp(const void *x, const void *y)
+{
+    const struct agent_mod_sig *a = x, *b = y;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Is pc inside a module mapped the same way in both lists? */
+static bool unchanged_at(const struct agent_mod_sig *old, size_t nold, const struct agent_mod_sig *cur,
+                         size_t ncur, uint64_t pc)
+{
+    const struct agent_mod_sig *o = NULL, *c = NULL;
+    for (size_t i = 0; i < nold && !o; i++)
+        if (pc >= old[i].start && pc < old[i].end)
+            o = &old[i];
+    for (size_t i = 0; i < ncur && !c; i++)
+        if (pc >= cur[i].start && pc < cur[i].end)
+            c = &cur[i];
+    return o && c && o->start == c->start && o->end == c->end && o->inode == c->inode;
+}
+
+/* The module map was read again (a rendezvous): a row stays true while the
+ * module its pc lies in is mapped as it was; every other row goes (a
+ * module gone, or one mapped where a pc had none).  The agent reads the
+ * table meanwhile: rows_gen is odd while rows are removed, and an unwind
+ * that saw it change is not used (agent_x86_64.c). */
 void agent_rows_clear(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
-    if (!a || !a->rows)
+    if (!a)
         return;
+    size_t ncur = t->modules->count;
+    struct agent_mod_sig *cur = xcalloc(ncur ? ncur : 1, sizeof(*cur));
+    for (size_t i = 0; i < ncur; i++) {
+        const struct module *m = t->modules->mods[i];
+        cur[i] = (struct agent_mod_sig){m->start, m->end, m->inode};
+    }
+    qsort(cur, ncur, sizeof(*cur), sig_cmp);
+    bool same = ncur == a->nmods && (ncur == 0 || memcmp(cur, a->mods, ncur * sizeof(*cur)) == 0);
+    if (same || !a->rows) {
+        free(a->mods);
+        a->mods = cur;
+        a->nmods = ncur;
+        return;
+    }
     struct agent_row *rows = rows_of(a);
-    for (uint32_t i = 0; i < AGENT_ROWS; i++)
-        __atomic_store_n(&rows[i].key, 0, __ATOMIC_RELEASE);
-    for (uint32_t i = 0; i < AGENT_ROWS; i++)
-        rows[i].val = 0;
+    struct agent_ctl *ctl = (struct agent_ctl *)a->map;
+    struct agent_row *keep = xcalloc(a->rows, sizeof(*keep));
+    uint32_t nkeep = 0;
+    for (uint32_t i = 0; i < AGENT_ROWS && nkeep < a->rows; i++)
+        if (rows[i].key && unchanged_at(a->mods, a->nmods, cur, ncur, rows[i].key))
+            keep[nkeep++] = rows[i];
+    uint64_t gen = __atomic_load_n(&ctl->rows_gen, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctl->rows_gen, gen | 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (uint32_t i = 0; i < AGENT_ROWS; i++) {
+        __atomic_store_n(&rows[i].key, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&rows[i].val, 0, __ATOMIC_RELAXED);
+    }
     a->rows = 0;
+    for (uint32_t i = 0; i < nkeep; i++)
+        insert(a, keep[i].key, keep[i].val);
+    __atomic_store_n(&ctl->rows_gen, (gen | 1) + 1, __ATOMIC_RELEASE);
+    free(keep);
+    free(a->mods);
+    a->mods = cur;
+    a->nmods = ncur;
 }

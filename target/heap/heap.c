@@ -435,6 +435,12 @@ bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *o
     return true;
 }
 
+void heap_prefetch(const struct heap_books *b, uint64_t addr)
+{
+    if (addr)
+        __builtin_prefetch(&b->slots[home_of(b, addr)]);
+}
+
 bool heap_knows(const struct heap_books *b, uint64_t addr)
 {
     return addr && b->slots[probe(b, addr)].addr != 0;

@@ -98,6 +98,8 @@ bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *o
 /* Is there a block starting at addr, live or forgotten by heap_clear (so
  * that releasing it is not an error)? */
 bool heap_knows(const struct heap_books *b, uint64_t addr);
+/* A hint: addr's slot will be looked up soon (a cache miss hidden). */
+void heap_prefetch(const struct heap_books *b, uint64_t addr);
 
 /* A copy of the books (a forked child's heap is a copy of its parent's). */
 struct heap_books *heap_books_clone(const struct heap_books *b);

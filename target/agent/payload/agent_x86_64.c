@@ -42,7 +42,7 @@ __asm__(".section .text.hdr,\"ax\",@progbits\n"
         "  .long agent_entry - agent_header\n"
         "  .long agent_data - agent_header\n"
         "  .long __text_end - agent_header\n"
-        "  .long __data_end - agent_header\n"
+        "  .long __image_end - agent_header\n"
         ".text\n"
         ".globl agent_entry\n"
         "agent_entry:\n"
@@ -115,11 +115,15 @@ static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
 
 /* Time stamps that order calls across threads: an allocation's after the
  * function returned, a release's before it ran (the invariant TSC is the
- * same on every CPU). */
+ * same on every CPU).  The lfence before: the stamp is read after every
+ * earlier load is done (the one that found the block free, or that got the
+ * pointer passed to free).  None after: rdtsc retires before any later
+ * store, and a store becomes visible only after it retires, so nothing the
+ * call does later is seen by another thread before the stamp was taken. */
 static inline uint64_t now(void)
 {
     uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    __asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
     return ((uint64_t)hi << 32) | lo;
 }
 
@@ -193,15 +197,35 @@ static int tracer_gone(void)
 }
 
 /* Room for need bytes in s's ring: waits (futex) while the ring is full,
- * and then until it is half empty (one wake-up per half ring, not one per
- * record).  0, or -1 when the tracer is gone. */
+ * and then until a quarter of it is free (the tracer wakes it an eighth
+ * of a ring at a time: a few wake-ups per ring, not one per record, and
+ * no wait for a whole drain).  0, or -1 when the tracer is gone. */
 static int ring_room(struct agent_slot *s, uint64_t need)
 {
+    if (s->reserve - s->rung >= AGENT_RING_SIZE / 4) {
+        /* A quarter ring written since the last look: a tracer half a ring
+         * behind gets its doorbell now, while there is room left.  Else it
+         * may sleep until the ring is full, and the two then take turns
+         * (the thread waits while the tracer drains) instead of running
+         * at once. */
+        s->rung = s->reserve;
+        s->tail_seen = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+        if (s->reserve - s->tail_seen >= AGENT_RING_SIZE / 2 && agent_data.doorbell_fd >= 0)
+            sys3(SYS_write, agent_data.doorbell_fd, (long)"", 1);
+    }
+    /* The tail last read first: the tracer's line is read only when the
+     * ring looks full from here. */
+    if (s->reserve + need - s->tail_seen <= AGENT_RING_SIZE)
+        return 0;
+    s->tail_seen = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+    if (s->reserve + need - s->tail_seen <= AGENT_RING_SIZE)
+        return 0;
     int counted = 0;
     for (;;) {
         uint32_t seq = __atomic_load_n(&s->tail_seq, __ATOMIC_ACQUIRE);
         uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 2 : AGENT_RING_SIZE))
+        s->tail_seen = tail;
+        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 4 * 3 : AGENT_RING_SIZE))
             return 0;
         if (!counted) {
             s->waits++;
@@ -243,30 +267,139 @@ static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
     return 0;
 }
 
+/* The last unwind of each thread, by slot (see unwind_here).  In a section
+ * of its own after the data: zero pages the tracer never writes, touched
+ * only by the threads that call. */
+#define MEMO_MAX AGENT_MEMO_MAX
+struct memo_frame {
+    uint64_t pc, sp, bp;   /* the registers entering the frame */
+    uint64_t ra_at, bp_at; /* where its step read the return address and rbp (0: no read) */
+};
+struct memo {
+    uint64_t gen, lo, hi;      /* the rows' generation and the stack's bounds it was made with */
+    uint32_t n;                /* frames (0: none kept) */
+    uint32_t ended;            /* frame n-1 was stepped and the unwind ended there (else n was the limit) */
+    uint64_t last_ra, last_bp; /* what that last step read */
+    struct memo_frame f[MEMO_MAX];
+};
+struct memo_pair {
+    uint32_t cur;
+    uint32_t pad;
+    struct memo m[2];
+};
+__attribute__((section(".bss.agent_memo"))) static struct memo_pair memos[AGENT_SLOTS];
+
 /* The tracer's unwinder (target/unwind/unwind.c) on the rows it compiled:
  * the same steps, the same stop conditions.  Reads stay inside the
  * thread's stack mapping.  Returns the number of pcs, or 0 when some frame
- * needs what the rows cannot say (the raw stack goes instead). */
+ * needs what the rows cannot say (the raw stack goes instead).
+ *
+ * The memo: a frame entered with the same pc, rsp and rbp as a frame of
+ * the thread's previous unwind (rows unchanged) steps the same way from
+ * there on, as long as the stack words those steps read hold the same
+ * values.  Those words are read again and compared (no row lookups, and
+ * no chain of dependent loads); any difference and the unwind goes on
+ * step by step from that frame.  So the memo gives exactly what the steps
+ * would.  When the frames from the memo's on all matched, *info says so
+ * (agent_abi.h) and only the first *fresh pcs need sending. */
 static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot *s,
-                            const struct agent_frame *f, uint64_t *pcs, uint32_t max)
+                            const struct agent_frame *f, uint64_t *pcs, uint32_t max,
+                            uint64_t *info, uint32_t *fresh)
 {
+    *info = 0;
+    *fresh = 0;
     uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
     uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
     uint64_t sp = f->rsp, bp = f->rbp, pc;
     if (!lo || sp < lo || sp >= hi || max == 0)
         return 0;
+    uint64_t gen = __atomic_load_n(&ctl->rows_gen, __ATOMIC_ACQUIRE);
+    if (gen & 1)
+        return 0; /* the tracer is removing rows */
+    struct memo_pair *mp = max <= MEMO_MAX ? &memos[s - ctl->slots] : 0;
+    if (!mp) /* the tracer's copy of the previous stack moves on without it */
+        memos[s - ctl->slots].m[0].n = memos[s - ctl->slots].m[1].n = 0;
+    const struct memo *old = mp ? &mp->m[mp->cur] : 0;
+    struct memo *nw = mp ? &mp->m[mp->cur ^ 1] : 0;
+    if (old && (!old->n || old->gen != gen || old->lo != lo || old->hi != hi))
+        old = 0;
     pc = f->pc;
-    uint64_t sp0 = sp, prev_cfa = 0;
-    int have_prev = 0, exact = 1;
-    uint32_t n = 0;
+    uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
+    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
     pcs[n++] = pc;
-    while (n < max) {
+    for (;;) {
+        /* Frame n-1, entered with pc, sp, bp (the unwind's state). */
+        if (nw) {
+            struct memo_frame *m = &nw->f[n - 1];
+            m->pc = pc;
+            m->sp = sp;
+            m->bp = bp;
+            m->ra_at = m->bp_at = 0;
+        }
+        if (n >= max)
+            break;
+        if (old && n >= 2) {
+            while (j < old->n && old->f[j].sp < sp)
+                j++;
+            if (j < old->n && old->f[j].sp == sp && old->f[j].pc == pc && old->f[j].bp == bp) {
+                /* The same frame as the previous unwind's j: check its steps. */
+                uint32_t k = n - 1, m = j;
+                int resume = 0;
+                for (;; m++) {
+                    const struct memo_frame *o = &old->f[m];
+                    uint32_t kk = k + (m - j);
+                    pcs[kk] = o->pc;
+                    if (nw)
+                        nw->f[kk] = *o;
+                    n = kk + 1;
+                    if (n >= max)
+                        break; /* the limit, not stepped */
+                    int last = m + 1 == old->n;
+                    if (last && !old->ended) {
+                        resume = 1; /* the previous unwind stopped at its limit: go on */
+                        break;
+                    }
+                    uint64_t want_ra = last ? old->last_ra : old->f[m + 1].pc;
+                    uint64_t want_bp = last ? old->last_bp : old->f[m + 1].bp;
+                    if (o->ra_at && (o->ra_at < sp0 || o->ra_at + 8 > hi ||
+                                     *(const uint64_t *)o->ra_at != want_ra)) {
+                        resume = 1;
+                        break;
+                    }
+                    if (o->bp_at && (o->bp_at < sp0 || o->bp_at + 8 > hi ||
+                                     *(const uint64_t *)o->bp_at != want_bp)) {
+                        resume = 1;
+                        break;
+                    }
+                    if (last) {
+                        ended = 1;
+                        last_ra = old->last_ra;
+                        last_bp = old->last_bp;
+                        break;
+                    }
+                }
+                if (!resume) {
+                    hit_k = k;
+                    hit_j = j;
+                    break;
+                }
+                /* Step frame n-1 (its registers verified) from here on. */
+                pc = old->f[m].pc;
+                sp = old->f[m].sp;
+                bp = old->f[m].bp;
+                old = 0;
+                if (nw)
+                    nw->f[n - 1].ra_at = nw->f[n - 1].bp_at = 0;
+            }
+        }
         uint64_t val;
-        if (!find_row(ctl, exact ? pc : pc - 1, &val))
+        if (!find_row(ctl, n == 1 ? pc : pc - 1, &val))
             return 0;
         uint32_t kind = (uint32_t)(val >> 56) & 0xf;
-        if (kind == AGENT_ROW_STOP || kind == AGENT_ROW_OUTERMOST)
+        if (kind == AGENT_ROW_STOP || kind == AGENT_ROW_OUTERMOST) {
+            ended = 1;
             break;
+        }
         if (kind != AGENT_ROW_STEP)
             return 0;
         uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
@@ -275,22 +408,51 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             return 0;
         uint64_t ra = *(const uint64_t *)ra_at;
         uint16_t bpo = (uint16_t)(val >> 32);
+        uint64_t bp_at = 0;
         if (bpo != AGENT_ROW_BP_SAME) {
-            uint64_t bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
+            bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
             if (bp_at < sp0 || bp_at + 8 > hi)
                 return 0;
             bp = *(const uint64_t *)bp_at;
         }
-        if (have_prev ? cfa <= prev_cfa : cfa < sp0)
+        if (nw) {
+            nw->f[n - 1].ra_at = ra_at;
+            nw->f[n - 1].bp_at = bp_at;
+        }
+        /* (after the first step, sp is the previous frame's CFA) */
+        if (n >= 2 ? cfa <= sp : cfa < sp0) {
+            ended = 1;
+            last_ra = ra;
+            last_bp = bp;
             break;
-        prev_cfa = cfa;
-        have_prev = 1;
+        }
         sp = cfa;
         pc = ra;
-        if (pc == 0)
+        if (pc == 0) {
+            ended = 1;
+            last_ra = 0;
+            last_bp = bp;
             break;
-        exact = 0;
+        }
         pcs[n++] = pc;
+    }
+    /* Rows removed meanwhile: this unwind may have used one. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&ctl->rows_gen, __ATOMIC_RELAXED) != gen)
+        return 0;
+    if (nw) {
+        nw->gen = gen;
+        nw->lo = lo;
+        nw->hi = hi;
+        nw->n = n;
+        nw->ended = ended;
+        nw->last_ra = last_ra;
+        nw->last_bp = last_bp;
+        mp->cur ^= 1;
+        if (hit_k) {
+            *info = hit_j | ((uint64_t)n << 32);
+            *fresh = hit_k;
+        }
     }
     return n;
 }
@@ -344,14 +506,19 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
         return;
     if (!s->tid)
         s->tid = (int32_t)sys3(SYS_gettid, 0, 0, 0);
-    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 ? agent_data.depth : AGENT_STACK_MAX / 8;
-    uint64_t n = agent_data.use_rows ? 8ull * unwind_here(ctl, s, f, (uint64_t *)(r + 1), depth) : 0;
+    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 - 1 ? agent_data.depth : AGENT_STACK_MAX / 8 - 1;
+    uint64_t *payload = (uint64_t *)(r + 1), info = 0, n = 0;
+    uint32_t fresh = 0;
+    uint32_t np = agent_data.use_rows ? unwind_here(ctl, s, f, payload + 1, depth, &info, &fresh) : 0;
     r->kind = AGENT_REC_PCS;
-    if (!n) {
+    if (np) {
+        payload[0] = info;
+        n = 8ull * (1 + (info ? fresh : np));
+    } else {
         n = copy_stack(s, (uint8_t *)(r + 1), f->rsp);
         r->kind = AGENT_REC_CALL;
     }
-    r->len = (uint32_t)(sizeof(*r) + ((n + 7) & ~7ull));
+    r->len = (uint32_t)AGENT_REC_LEN(n);
     r->fn = (uint16_t)f->idx;
     r->tid = s->tid;
     r->stack_len = (uint32_t)n;
@@ -406,21 +573,27 @@ void agent_enter(struct agent_frame *f)
     if (call_is_internal(s, fn->flags, ret))
         return;
     s->busy = 1;
-    /* Entering: the tracer holds back every record stamped after this
-     * until the call's own record is in (see agent_ring.c). */
-    if (s->depth == 0) {
-        __atomic_store_n(&s->inflight, 1, __ATOMIC_SEQ_CST);
-        f->t_entry = now();
-        __atomic_store_n(&s->inflight, f->t_entry, __ATOMIC_RELEASE);
-    } else {
-        f->t_entry = now();
-    }
     if (fn->flags & AGENT_FN_RELEASE) {
+        /* Recorded before the function runs: whatever another thread does
+         * with the memory released comes after this record is visible. */
+        f->t_entry = now();
         publish(ctl, s, f, f->t_entry, 0, 0);
-        if (s->depth == 0)
-            __atomic_store_n(&s->inflight, 0, __ATOMIC_RELEASE);
         s->busy = 0;
         return;
+    }
+    f->t_entry = 0; /* an allocation's record is stamped when it returns */
+    if (fn->flags & AGENT_FN_OPEN_RELEASE) {
+        /* It releases memory inside the call but is recorded at its return:
+         * the tracer holds back every record stamped after this entry until
+         * the call's own record is in (agent_ring.c).  A plain store is
+         * enough (x86 stores become visible in program order): before
+         * anything the call does is seen by another thread (the block a
+         * realloc frees inside, taken by another thread's malloc), the
+         * tracer sees this stamp, or else it read its own watermark before
+         * that thread's call even began. */
+        f->t_entry = now();
+        if (s->depth == 0)
+            __atomic_store_n(&s->inflight, f->t_entry, __ATOMIC_RELEASE);
     }
     s->depth++;
     s->busy = 0;
