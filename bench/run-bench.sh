@@ -407,12 +407,11 @@ printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads)" "$RSS_AB 
 printf '%-58s %s\n' "memtrace peak RSS, tracing only (nothing to symbolize)" "$RSS_TRACE KiB [target 4096 KiB: $(rss_verdict "$RSS_TRACE" 0)]"
 printf '%-58s %s\n' "memtrace peak RSS, 0 live blocks (baseline)" "$RSS_0 KiB [target 4096 KiB: $(rss_verdict "$RSS_0" 0)]"
 if [ "$(rss_verdict "$RSS_0" 0)" = MISSED ]; then
-    echo "  MISSED because: the report symbolizes libc's frames (stdio's buffer stays live).  Compressed"
-    echo "  sections are read by range (target/elf/elf_section_map.c), but indexing libc6-dbg starts"
-    echo "  from ~3.3 MiB (the tracing row: ~2.5 MiB of it are memtrace's own mapped files, libc.so.6"
-    echo "  ~1.3 MiB through the kernel's fault-around) and adds ~1.4 MiB at its peak: the function,"
-    echo "  inline and tail-call index being built (~0.8 MiB), .debug_str whole (0.19 MiB, read in"
-    echo "  no order), inflate streams and resident chunks; see README, Symbolizer memory."
+    echo "  MISSED because: the report symbolizes libc's frames (stdio's buffer stays live).  Indexing"
+    echo "  libc6-dbg starts from ~2.0 MiB (own code pages given back first) and adds ~1.8 MiB: the"
+    echo "  function, inline and tail-call index being built, .debug_str whole, inflate streams and"
+    echo "  chunks (~1.25 MiB), code faulted back (~0.35 MiB), then the symbol table and the line"
+    echo "  lookups' chunks; see README, Symbolizer memory."
 fi
 printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks" "$RSS_S KiB = $(per_block "$RSS_S" "$LIVE_SMALL") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_S" "$LIVE_SMALL")]"
 printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"

@@ -32,9 +32,9 @@ struct remote_conn {
     bool lent;             /* a report child has it: calls fail with -EAGAIN */
 };
 
-/* At most this many 64 KiB cache blocks per provider (2 MiB), except that
+/* At most this many 32 KiB cache blocks per provider (2 MiB), except that
  * every open file may keep one. */
-#define REMOTE_CACHE_BUDGET 32
+#define REMOTE_CACHE_BUDGET 64
 
 /* Replies carry at most this many file bytes (and so the buffer is small). */
 #define REMOTE_MAX_CHUNK (256u * 1024u)

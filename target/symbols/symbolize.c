@@ -7,6 +7,7 @@
 
 #include "shared/xalloc.h"
 #include "target/dwarf/line_object.h"
+#include "target/symbols/own_text.h"
 
 /* Name the innermost inlined function, as addr2line -f does.  Costs the
  * size of .debug_info in memory once per object while its index is built
@@ -39,8 +40,10 @@ static struct line_object *lines_of(struct symbolizer *s)
     if (!s->lines_tried) {
         s->lines_tried = true;
         struct elf_file *f = debug_object_dwarf_elf(s->obj);
-        if (f)
+        if (f) {
+            own_text_release();
             s->lines = line_object_open(f, SYMBOLIZE_INLINE_NAMES);
+        }
     }
     return s->lines;
 }
@@ -163,6 +166,8 @@ static struct line_object *attached_lines(struct debug_object *obj)
     struct line_object *lines = debug_object_attachment(obj);
     if (!lines) {
         struct elf_file *f = debug_object_dwarf_elf(obj);
+        if (f)
+            own_text_release();
         lines = f ? line_object_open(f, SYMBOLIZE_INLINE_NAMES) : NULL;
         if (lines)
             debug_object_set_attachment(obj, lines, line_object_free);

@@ -196,10 +196,19 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
     }
     sort_candidates(cand, n);
 
-    t->entries = xreallocarray(NULL, n ? n : 1, sizeof(*t->entries));
+    /* The entries are written over the candidates already read (an entry
+     * is smaller: entry k ends before candidate k + 1 begins, but may
+     * cover the previous candidate, whose address is kept aside), then the
+     * array is shrunk: no second array at the peak of loading. */
+    _Static_assert(sizeof(struct symtab_entry) <= sizeof(struct candidate), "entries fit over candidates");
+    char *slots = (char *)cand;
     size_t out = 0;
+    uint64_t prev_addr = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i > 0 && cand[i].addr == cand[i - 1].addr)
+        uint64_t addr = cand[i].addr;
+        bool alias = i > 0 && addr == prev_addr;
+        prev_addr = addr;
+        if (alias)
             continue; /* an alias: the first one sorted is preferred */
         uint64_t end;
         if (cand[i].size != 0 && cand[i].size <= UINT64_MAX - cand[i].addr) {
@@ -216,14 +225,13 @@ static void build_entries(struct symtab *t, struct elf_file *f, const struct elf
         }
         if (end <= cand[i].addr)
             continue; /* only at the very top of the address space */
-        t->entries[out].addr = cand[i].addr;
-        t->entries[out].end = end;
-        t->entries[out].name = cand[i].name;
+        struct symtab_entry e = {.addr = cand[i].addr, .end = end, .name = cand[i].name};
+        memcpy(slots + out * sizeof(e), &e, sizeof(e));
         out++;
     }
+    t->entries = xrealloc(cand, out ? out * sizeof(*t->entries) : sizeof(*t->entries));
     t->count = out;
     t->names = names.data;
-    free(cand);
 }
 
 struct symtab *symtab_load(struct elf_file *obj, struct elf_file *debug)
