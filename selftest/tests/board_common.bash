@@ -68,7 +68,8 @@ board_build() {
         "${cc[@]}" libstacks_O2.so "$d/stacks_lib.c" -g -O2 -fomit-frame-pointer -fPIC -shared $cflags &&
         "${cc[@]}" stacks_O2 "$d/stacks_main.c" -g -O2 -fomit-frame-pointer -L. -lstacks_O2 $cflags &&
         "${cc[@]}" stacks_cxx "$d/stacks_cxx.cpp" -g -O0 $cflags &&
-        "${cc[@]}" stacks_threads "$d/stacks_threads.c" -g -O2 -fomit-frame-pointer $cflags
+        "${cc[@]}" stacks_threads "$d/stacks_threads.c" -g -O2 -fomit-frame-pointer $cflags &&
+        "${cc[@]}" stacks_libc "$d/stacks_libc.c" -g -O2 $cflags
     } >"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the test programs failed"; }
     llvm-objcopy --strip-all demo demo.stripped || fail "strip demo"
     # The host's sysroot for memtrace-fs: the stripped demo where the guest
@@ -160,6 +161,7 @@ board_step() {
             c_O2) bin=stacks_O2 breaks="malloc calloc" ;;
             cxx) bin=stacks_cxx breaks="$*" ;;
             threads) bin=stacks_threads breaks="malloc" ;;
+            libc) bin=stacks_libc breaks="malloc calloc realloc" ;;
         esac
         {
             echo "set pagination off"
@@ -275,11 +277,12 @@ board_judge_sigterm() {
 
 board_judge_stacks() {
     local g=$1 name src
-    for name in c_O0 c_O2 cxx threads; do
+    for name in c_O0 c_O2 cxx threads libc; do
         case $name in
             c_*) src="stacks_main.c stacks_lib.c" ;;
             cxx) src=stacks_cxx.cpp ;;
             threads) src=stacks_threads.c ;;
+            libc) src=stacks_libc.c ;;
         esac
         local res
         # shellcheck disable=SC2086
