@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Compare memtrace's JSON stacks with gdb's backtraces at the same breakpoint.
 
-usage: stacks_compare.py GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+usage: stacks_compare.py [--functions] GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+
+--functions: frames of other modules are compared by the function of each
+physical frame (the outermost of its inlined calls) instead of file and
+line.  For stacks through glibc, whose line table has several rows at one
+address (an is_stmt row of an inlined libioP.h line, then the caller's
+line): gdb takes the is_stmt row, memtrace the last one, so their lines
+differ there while the frames are the same.
 
 Each gdb backtrace (printed by `bt` at a breakpoint on an intercepted
 function's first instruction) must appear among memtrace's stacks, frame by
@@ -64,6 +71,69 @@ def memtrace_stacks(path):
     return out
 
 
+def physical_gdb(path):
+    """gdb's backtraces as physical frames: frame #0 and each frame with an
+    address, named by the outermost function inlined there (the frames
+    gdb prints without an address after it)."""
+    out, cur = [], None
+    for line in open(path, errors='replace'):
+        line = line.rstrip('\n')
+        if line.startswith('#0 '):
+            if cur:
+                out.append(cur)
+            cur = []
+        if cur is None or not line.startswith('#'):
+            continue
+        if '<signal handler called>' in line:
+            cur.append(('<signal>', None, None))
+            continue
+        m = FRAME.match(line)
+        if not m:
+            cur.append(('?', None, None))
+            continue
+        func, file, lineno = m.group(2), m.group(3), m.group(4)
+        fr = (func, os.path.basename(file) if file else None, int(lineno) if lineno else None)
+        if cur and not line.startswith('#0 ') and not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
+            cur[-1] = fr
+        else:
+            cur.append(fr)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def physical_memtrace(path):
+    out = []
+    for s in json.load(open(path))['stacks']:
+        frames = []
+        for f in s['frames']:
+            if f.get('inlined'):
+                continue
+            func = f['function'] or '?'
+            if func in SIGNAL_TRAMPOLINES:
+                frames.append(('<signal>', None, None))
+                continue
+            frames.append((func, os.path.basename(f['file']) if f['file'] else None, f['line'] or None))
+        out.append(frames)
+    return out
+
+
+def fkey(frames, sources):
+    """Frames 1.. up to main: own sources by (function, file, line), other
+    modules by function."""
+    k = []
+    for func, file, line in frames[1:]:
+        if func == '<signal>':
+            k.append(('<signal>',))
+        elif file in sources:
+            k.append((func, file, line))
+        else:
+            k.append((func,))
+        if func == 'main':
+            break
+    return tuple(k)
+
+
 def key(frames, sources):
     """Frames 1.. up to main: (function for own C sources, file, line)."""
     k = []
@@ -100,13 +170,18 @@ def matches(gk, mk, sources):
 
 
 def main():
-    gdb_log, mt_json, sources = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-    g = gdb_stacks(gdb_log)
-    m = memtrace_stacks(mt_json)
+    args = sys.argv[1:]
+    functions = bool(args) and args[0] == '--functions'
+    if functions:
+        args = args[1:]
+    gdb_log, mt_json, sources = args[0], args[1], set(args[2:])
+    g = physical_gdb(gdb_log) if functions else gdb_stacks(gdb_log)
+    m = physical_memtrace(mt_json) if functions else memtrace_stacks(mt_json)
+    kf = fkey if functions else key
     # Only allocations made on behalf of the test's own code.
     own = lambda st: any(f[1] in sources for f in st)
-    gkeys = {key(st, sources) for st in g if own(st)}
-    mkeys = {key(st, sources) for st in m if own(st)}
+    gkeys = {kf(st, sources) for st in g if own(st)}
+    mkeys = {kf(st, sources) for st in m if own(st)}
     missing = {gk for gk in gkeys if not any(matches(gk, mk, sources) for mk in mkeys)}
     print(f'gdb backtraces: {len(gkeys)}, memtrace stacks: {len(mkeys)}, missing: {len(missing)}')
     for k in sorted(missing)[:10]:

@@ -472,8 +472,13 @@ size_t module_func_code(struct module_map *mm, uint64_t pc, uint64_t *start, uin
     if (!f)
         return 0;
     if (!m->starts_tried) {
+        /* The debug file's .symtab when there is one: it also knows the
+         * functions a stripped library does not export (exact, sized
+         * starts; never a guess from the nearest export). */
         m->starts_tried = true;
-        m->starts = symtab_load(f, NULL);
+        struct debug_object *d = module_debug_object(mm, m);
+        struct elf_file *df = d ? debug_object_dwarf_elf(d) : NULL;
+        m->starts = symtab_load(f, df != f ? df : NULL);
     }
     uint64_t off = 0;
     if (!m->starts || !symtab_lookup(m->starts, pc - m->bias, &off))
