@@ -82,6 +82,14 @@ board_build() {
     cp demo.stripped "$SYSROOT/mt/net/demo"
     llvm-objcopy --only-keep-debug demo "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ||
         fail "debug file of demo"
+    # And the board libc's debug file (libc6-dbg), for stacks_libc traced
+    # with -m while the guest's own copy is hidden.
+    local libc=${BOARD_CACHE:-$MT_ROOT/build-board/$BOARD_ARCH}/root/lib/$BOARD_TRIPLE/libc.so.6
+    id=$(readelf_build_id "$libc")
+    [ -n "$id" ] || fail "no build-id in $libc"
+    mkdir -p "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}"
+    cp "${libc%/lib/*}/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}/" ||
+        fail "no libc6-dbg debug file for $libc"
     cd "$MT_TMP" || fail "cd $MT_TMP"
 }
 
@@ -301,6 +309,10 @@ board_judge_stacks() {
     local res
     res=$(python3 "$MT_ROOT/selftest/tests/stacks_same_pcs.py" "$g/st_libc.json" "$g/st_libc_nodebug.json" _IO_file_doallocate 2>&1)
     check "stacks libc without debug files" $? "$(echo "$res" | tr '\n' ' ' | cut -c1-900)"
+    # Without the guest's debug file but with the host's through memtrace-fs
+    # (-m): gdb's stacks again.
+    res=$(python3 "$MT_ROOT/selftest/tests/stacks_compare.py" --functions "$MT_TMP/gdb_libc.log" "$g/st_libc_mdns.json" stacks_libc.c 2>&1)
+    check "stacks libc with -m" $? "$(echo "$res" | tr '\n' ' ' | cut -c1-600); $(grep -m1 'memtrace-fs' "$g/st_libc_mdns.err")"
 }
 
 board_judge_net() {
