@@ -6,7 +6,8 @@ usage: stacks_same_pcs.py WITH_DEBUG_JSON WITHOUT_DEBUG_JSON [FUNCTION...]
 The same program traced twice by memtrace: with the libraries' debug files
 (their .debug_frame; its stacks are compared with gdb's elsewhere) and
 without (.ARM.exidx and prologue analysis on armhf).  Frames are compared by
-module and offset (the same in both runs whatever the load address).  Every
+module and offset (the same in both runs whatever the load address), the
+physical frames only.  Every
 stack of the run without debug files must be one of the other run's stacks,
 or the start of one (the unwinder stopped: allowed, counted); a frame that
 is in neither is a wrong frame and fails.  Prints how many stacks reach
@@ -24,7 +25,9 @@ def stacks(path):
         frames, reach, names = [], False, set()
         for f in s['frames']:
             names.add(f['function'])
-            if f.get('inlined'):
+            # Inlined calls and tail calls (rebuilt from DWARF call sites,
+            # so only with debug files) are no unwound frames.
+            if f.get('inlined') or f.get('tail_call'):
                 continue
             frames.append((os.path.basename(f['module'] or '?'), f['offset']))
             if f['function'] == 'main':
