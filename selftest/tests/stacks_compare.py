@@ -30,7 +30,10 @@ SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kern
 FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
 
 
-def gdb_stacks(path):
+def gdb_stacks(path, physical=False):
+    """physical: frame #0 and each frame with an address, named by the
+    outermost function inlined there (the frames gdb prints without an
+    address after it)."""
     stacks, cur = [], None
     for line in open(path, errors='replace'):
         line = line.rstrip('\n')
@@ -51,63 +54,24 @@ def gdb_stacks(path):
             cur.append(('?', None, None))
             continue
         func, file, lineno = m.group(2), m.group(3), m.group(4)
-        cur.append((func, os.path.basename(file) if file else None, int(lineno) if lineno else None))
+        fr = (func, os.path.basename(file) if file else None, int(lineno) if lineno else None)
+        if physical and cur and not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
+            cur[-1] = fr
+        else:
+            cur.append(fr)
     if cur:
         stacks.append(cur)
     return stacks
 
 
-def memtrace_stacks(path):
+def memtrace_stacks(path, physical=False):
+    """physical: without the frames of inlined calls (the outermost one
+    at each address is kept)."""
     out = []
     for s in json.load(open(path))['stacks']:
         frames = []
         for f in s['frames']:
-            func = f['function'] or '?'
-            if func in SIGNAL_TRAMPOLINES:
-                frames.append(('<signal>', None, None))
-                continue
-            frames.append((func, os.path.basename(f['file']) if f['file'] else None, f['line'] or None))
-        out.append(frames)
-    return out
-
-
-def physical_gdb(path):
-    """gdb's backtraces as physical frames: frame #0 and each frame with an
-    address, named by the outermost function inlined there (the frames
-    gdb prints without an address after it)."""
-    out, cur = [], None
-    for line in open(path, errors='replace'):
-        line = line.rstrip('\n')
-        if line.startswith('#0 '):
-            if cur:
-                out.append(cur)
-            cur = []
-        if cur is None or not line.startswith('#'):
-            continue
-        if '<signal handler called>' in line:
-            cur.append(('<signal>', None, None))
-            continue
-        m = FRAME.match(line)
-        if not m:
-            cur.append(('?', None, None))
-            continue
-        func, file, lineno = m.group(2), m.group(3), m.group(4)
-        fr = (func, os.path.basename(file) if file else None, int(lineno) if lineno else None)
-        if cur and not line.startswith('#0 ') and not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
-            cur[-1] = fr
-        else:
-            cur.append(fr)
-    if cur:
-        out.append(cur)
-    return out
-
-
-def physical_memtrace(path):
-    out = []
-    for s in json.load(open(path))['stacks']:
-        frames = []
-        for f in s['frames']:
-            if f.get('inlined'):
+            if physical and f.get('inlined'):
                 continue
             func = f['function'] or '?'
             if func in SIGNAL_TRAMPOLINES:
@@ -175,8 +139,8 @@ def main():
     if functions:
         args = args[1:]
     gdb_log, mt_json, sources = args[0], args[1], set(args[2:])
-    g = physical_gdb(gdb_log) if functions else gdb_stacks(gdb_log)
-    m = physical_memtrace(mt_json) if functions else memtrace_stacks(mt_json)
+    g = gdb_stacks(gdb_log, functions)
+    m = memtrace_stacks(mt_json, functions)
     kf = fkey if functions else key
     # Only allocations made on behalf of the test's own code.
     own = lambda st: any(f[1] in sources for f in st)
