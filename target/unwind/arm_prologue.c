@@ -34,12 +34,19 @@ static void push(struct arm_prologue *p, uint32_t mask)
     p->frame_size += 4 * n;
 }
 
-static void grow(struct arm_prologue *p, uint32_t bytes)
+/* No real frame is near 16 MiB: past that the code is not a prologue (and
+ * the offsets would overflow). */
+#define FRAME_LIMIT (1u << 24)
+
+static bool grow(struct arm_prologue *p, uint32_t bytes)
 {
+    if (bytes > FRAME_LIMIT || p->frame_size > FRAME_LIMIT)
+        return false;
     for (unsigned r = 0; r < 16; r++)
         if (p->saved[r] >= 0)
             p->saved[r] += (int32_t)bytes;
     p->frame_size += bytes;
+    return true;
 }
 
 /* Branch targets inside the scanned bytes carry the state of the path that
@@ -138,15 +145,19 @@ int arm_thumb_prologue(const uint8_t *code, size_t len, struct arm_prologue *out
                 unsigned rt = hw2 >> 12, rt2 = (hw2 >> 8) & 15;
                 if (rt == rt2 || rt == 13 || rt == 15 || rt2 == 13 || rt2 == 15)
                     return -1;
-                grow(out, (hw2 & 0xff) * 4);
+                if (!grow(out, (hw2 & 0xff) * 4))
+                    return -1;
                 out->saved[rt] = 0;
                 out->saved[rt2] = 4;
             } else if ((hw & 0xfbff) == 0xf1ad && (hw2 & 0x8f00) == 0x0d00) {   /* sub.w sp */
-                grow(out, thumb_expand_imm(imm12));
+                if (!grow(out, thumb_expand_imm(imm12)))
+                    return -1;
             } else if ((hw & 0xfbff) == 0xf2ad && (hw2 & 0x8f00) == 0x0d00) {   /* subw sp */
-                grow(out, imm12);
+                if (!grow(out, imm12))
+                    return -1;
             } else if ((hw & 0xffbf) == 0xed2d && (hw2 & 0x0e00) == 0x0a00) {   /* vpush */
-                grow(out, (hw2 & 0xff) * 4);
+                if (!grow(out, (hw2 & 0xff) * 4))
+                    return -1;
             } else if ((hw & 0xf800) == 0xf000 && (hw2 & 0x8000)) {  /* b/bl/blx, misc */
                 if (out->frame_size)
                     break;
@@ -185,7 +196,8 @@ int arm_thumb_prologue(const uint8_t *code, size_t len, struct arm_prologue *out
         if ((hw & 0xfe00) == 0xb400) {                            /* push {..., lr} */
             push(out, (hw & 0xff) | ((hw & 0x100) ? 1u << 14 : 0));
         } else if ((hw & 0xff80) == 0xb080) {                     /* sub sp, #imm */
-            grow(out, (hw & 0x7f) * 4);
+            if (!grow(out, (hw & 0x7f) * 4))
+                return -1;
         } else if ((hw & 0xff80) == 0xb000 || (hw & 0xff87) == 0x4685 ||   /* add sp; mov sp */
                    (hw & 0xff87) == 0x4485) {
             return -1;
