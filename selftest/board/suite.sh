@@ -100,7 +100,7 @@ fi
 if want stacks; then
 echo "@@PHASE stacks $(date +%s)"
 port=2345
-for c in c_O0:stacks_O0 c_O2:stacks_O2 cxx:stacks_cxx threads:stacks_threads; do
+for c in c_O0:stacks_O0 c_O2:stacks_O2 cxx:stacks_cxx threads:stacks_threads libc:stacks_libc; do
     name=${c%%:*}
     bin=${c#*:}
     step gdb $name $port
@@ -113,6 +113,20 @@ for c in c_O0:stacks_O0 c_O2:stacks_O2 cxx:stacks_cxx threads:stacks_threads; do
     send gdbserver_$name.log /tmp/gdbserver_$name.log
     port=$((port + 1))
 done
+# Allocations inside libc traced again without libc's debug file (hidden
+# for these runs only: valgrind needs it): .ARM.exidx and prologue analysis
+# on armhf instead of the debug file's .debug_frame; then with -m, the
+# debug file from the host's memtrace-fs.
+mv /usr/lib/debug /usr/lib/debug.off
+LD_LIBRARY_PATH=$P $MT -q -d 40 -j -o /tmp/st_libc_nodebug.json $P/stacks_libc >/dev/null 2>/tmp/st_libc_nodebug.err
+echo "@@RC st_libc_nodebug memtrace=$?"
+timeout 120 $MT -m -d 40 -j -o /tmp/st_libc_mdns.json $P/stacks_libc >/dev/null 2>/tmp/st_libc_mdns.err
+echo "@@RC st_libc_mdns memtrace=$?"
+mv /usr/lib/debug.off /usr/lib/debug
+send st_libc_nodebug.json /tmp/st_libc_nodebug.json
+send st_libc_nodebug.err /tmp/st_libc_nodebug.err
+send st_libc_mdns.json /tmp/st_libc_mdns.json
+send st_libc_mdns.err /tmp/st_libc_mdns.err
 fi
 
 # The board as a network peer: the stripped demo traced with names from the

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Compare memtrace's JSON stacks with gdb's backtraces at the same breakpoint.
 
-usage: stacks_compare.py GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+usage: stacks_compare.py [--functions] GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+
+--functions: frames of other modules are compared by the function of each
+physical frame (the outermost of its inlined calls) instead of file and
+line.  For stacks through glibc, whose line table has several rows at one
+address (an is_stmt row of an inlined libioP.h line, then the caller's
+line): gdb takes the is_stmt row, memtrace the last one, so their lines
+differ there while the frames are the same.
 
 Each gdb backtrace (printed by `bt` at a breakpoint on an intercepted
 function's first instruction) must appear among memtrace's stacks, frame by
@@ -23,7 +30,10 @@ SIGNAL_TRAMPOLINES = ('__restore_rt', '__restore', '__kernel_sigreturn', '__kern
 FRAME = re.compile(r'^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*?\)(?: at (\S+):(\d+))?(?: from \S+)?$')
 
 
-def gdb_stacks(path):
+def gdb_stacks(path, physical=False):
+    """physical: frame #0 and each frame with an address, named by the
+    outermost function inlined there (the frames gdb prints without an
+    address after it)."""
     stacks, cur = [], None
     for line in open(path, errors='replace'):
         line = line.rstrip('\n')
@@ -44,17 +54,25 @@ def gdb_stacks(path):
             cur.append(('?', None, None))
             continue
         func, file, lineno = m.group(2), m.group(3), m.group(4)
-        cur.append((func, os.path.basename(file) if file else None, int(lineno) if lineno else None))
+        fr = (func, os.path.basename(file) if file else None, int(lineno) if lineno else None)
+        if physical and cur and not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
+            cur[-1] = fr
+        else:
+            cur.append(fr)
     if cur:
         stacks.append(cur)
     return stacks
 
 
-def memtrace_stacks(path):
+def memtrace_stacks(path, physical=False):
+    """physical: without the frames of inlined calls (the outermost one
+    at each address is kept)."""
     out = []
     for s in json.load(open(path))['stacks']:
         frames = []
         for f in s['frames']:
+            if physical and f.get('inlined'):
+                continue
             func = f['function'] or '?'
             if func in SIGNAL_TRAMPOLINES:
                 frames.append(('<signal>', None, None))
@@ -62,6 +80,22 @@ def memtrace_stacks(path):
             frames.append((func, os.path.basename(f['file']) if f['file'] else None, f['line'] or None))
         out.append(frames)
     return out
+
+
+def fkey(frames, sources):
+    """Frames 1.. up to main: own sources by (function, file, line), other
+    modules by function."""
+    k = []
+    for func, file, line in frames[1:]:
+        if func == '<signal>':
+            k.append(('<signal>',))
+        elif file in sources:
+            k.append((func, file, line))
+        else:
+            k.append((func,))
+        if func == 'main':
+            break
+    return tuple(k)
 
 
 def key(frames, sources):
@@ -100,13 +134,18 @@ def matches(gk, mk, sources):
 
 
 def main():
-    gdb_log, mt_json, sources = sys.argv[1], sys.argv[2], set(sys.argv[3:])
-    g = gdb_stacks(gdb_log)
-    m = memtrace_stacks(mt_json)
+    args = sys.argv[1:]
+    functions = bool(args) and args[0] == '--functions'
+    if functions:
+        args = args[1:]
+    gdb_log, mt_json, sources = args[0], args[1], set(args[2:])
+    g = gdb_stacks(gdb_log, functions)
+    m = memtrace_stacks(mt_json, functions)
+    kf = fkey if functions else key
     # Only allocations made on behalf of the test's own code.
     own = lambda st: any(f[1] in sources for f in st)
-    gkeys = {key(st, sources) for st in g if own(st)}
-    mkeys = {key(st, sources) for st in m if own(st)}
+    gkeys = {kf(st, sources) for st in g if own(st)}
+    mkeys = {kf(st, sources) for st in m if own(st)}
     missing = {gk for gk in gkeys if not any(matches(gk, mk, sources) for mk in mkeys)}
     print(f'gdb backtraces: {len(gkeys)}, memtrace stacks: {len(mkeys)}, missing: {len(missing)}')
     for k in sorted(missing)[:10]:

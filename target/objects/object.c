@@ -298,7 +298,12 @@ size_t object_func_code(struct object *o, uint64_t vaddr, uint64_t *off, uint8_t
     if (!f)
         return 0;
     if (!tried(o, OBJECT_STARTS)) {
-        o->starts = symtab_load(f, NULL);
+        /* The debug file's .symtab when there is one: it also knows the
+         * functions a stripped library does not export (exact, sized
+         * starts; never a guess from the nearest export). */
+        struct debug_object *d = object_debug_object(o);
+        struct elf_file *df = d ? debug_object_dwarf_elf(d) : NULL;
+        o->starts = symtab_load(f, df != f ? df : NULL);
         load_done(o, OBJECT_STARTS, o->starts ? OBJECT_LOADED : OBJECT_E_ABSENT,
                   "no symbol table");
     }
