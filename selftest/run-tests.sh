@@ -10,6 +10,11 @@
 # scripts selftest/tests/*.sh.  A test passes with exit 0, is skipped with 77
 # (and says why on its last line), and fails otherwise.  Each test gets its own
 # scratch directory in $MT_TMP, removed when it passes.
+#
+# Two lanes: the long tests that neither measure time nor mind a busy second
+# core (the boards' qemu, leak_corpus's oracles, the fuzzers) run one after
+# another beside the others, so that make check keeps within its 15 minutes
+# on 2 cores.  MT_SERIAL=1 runs everything in one lane.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,9 +47,8 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 tmproot=$(mktemp -d /tmp/memtrace-tests.XXXXXX)
 trap 'rm -rf "$tmproot"' EXIT
 
-passed=0 failed=0 skipped=0
-failures=()
-skips=()
+results=$tmproot/results
+: >"$results"
 STRICT=${MT_STRICT:-0}
 [ "$STRICT" = 0 ] && STRICT=
 
@@ -66,38 +70,65 @@ run_one() {
     local rc=$?
     local took=$((SECONDS - start))
     if [ $rc -eq 0 ]; then
-        passed=$((passed + 1)); echo "PASS $name (${took}s)"
+        echo "P $name" >>"$results"; echo "PASS $name (${took}s)"
     elif [ $rc -eq 77 ] && [ -n "$STRICT" ] && tail -n 1 "$dir/log" | grep -q '^missing tool:'; then
-        failed=$((failed + 1)); failures+=("$name")
+        echo "F $name" >>"$results"
         echo "FAIL $name (strict: $(tail -n 1 "$dir/log"))"
     elif [ $rc -eq 77 ]; then
-        skipped=$((skipped + 1)); echo "SKIP $name: $(tail -n 1 "$dir/log")"
-        skips+=("$name: $(tail -n 1 "$dir/log")")
+        echo "S $name: $(tail -n 1 "$dir/log")" >>"$results"
+        echo "SKIP $name: $(tail -n 1 "$dir/log")"
     else
-        failed=$((failed + 1)); failures+=("$name")
+        echo "F $name" >>"$results"
         echo "FAIL $name (exit $rc, ${took}s)"
         tail -n 40 "$dir/log" | sed 's/^/    | /'
     fi
 }
 
+LANE2=(leak_corpus board_armhf board_aarch64 fuzz_short)
+in_lane2() {
+    [ "${MT_SERIAL:-0}" = 1 ] && return 1
+    local t
+    for t in "${LANE2[@]}"; do [ "$t" = "$1" ] && return 0; done
+    return 1
+}
+
 PATTERNS=("$@")
+lane2_pid=
+if [ "${MT_SERIAL:-0}" != 1 ]; then
+    (
+        # Heavy, not hung: they share the CPU with the other lane.
+        TEST_TIMEOUT=$((TEST_TIMEOUT * 2))
+        for name in "${LANE2[@]}"; do
+            [ -f "selftest/tests/$name.sh" ] && run_one "$name" bash "$ROOT/selftest/tests/$name.sh"
+        done
+    ) >"$tmproot/lane2.out" 2>&1 &
+    lane2_pid=$!
+fi
 for bin in "$MT_BUILD"/unit/test_*; do
     [ -x "$bin" ] || continue
     run_one "unit/$(basename "$bin")" "$ROOT/$bin"
 done
 for script in selftest/tests/*.sh; do
     [ -f "$script" ] || continue
+    in_lane2 "$(basename "$script" .sh)" && continue
     run_one "$(basename "$script" .sh)" bash "$ROOT/$script"
 done
-
-if [ ${#skips[@]} -gt 0 ]; then
-    echo "skipped:"
-    printf '    %s\n' "${skips[@]}"
+if [ -n "$lane2_pid" ]; then
+    wait "$lane2_pid"
+    cat "$tmproot/lane2.out"
 fi
-[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
-if [ $skipped -gt 0 ]; then
+
+passed=$(grep -c '^P ' "$results")
+failed=$(grep -c '^F ' "$results")
+skipped=$(grep -c '^S ' "$results")
+if [ "$skipped" -gt 0 ]; then
+    echo "skipped:"
+    sed -n 's/^S /    /p' "$results"
+fi
+[ "$failed" -gt 0 ] && echo "failed: $(sed -n 's/^F //p' "$results" | tr '\n' ' ')"
+if [ "$skipped" -gt 0 ]; then
     echo "$passed passed, $failed failed, $skipped skipped"
 else
     echo "$passed passed, $failed failed"
 fi
-[ $failed -eq 0 ] && [ $passed -gt 0 ]
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
