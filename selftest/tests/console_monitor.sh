@@ -20,15 +20,7 @@ if command -v valgrind >/dev/null; then
 fi
 untraced=$("$PROG" vgctl 2>&1) || fail "untraced run failed"
 
-mkdir ctl
-"$PROG" "$MT_TMP/ctl" > prog.out &
-prog=$!
-cleanup() {
-    exec 3>&-
-    kill "$prog" "${CONSOLE_PID:-}" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line prog.out '^phases: start$'
+phases_start
 console_open mt.out -q -p "$prog"
 console_cmd status   # returns once attached and answering
 [ "$(summary_figures <<< "$CONSOLE_REPLY")" = "0 0 0 0 0" ] || fail "status right after attach: $CONSOLE_REPLY"

@@ -17,10 +17,7 @@ PROG="$MT_PROGS/phases"
 
 # The oracle: valgrind on the program stopped after phase N.  Its control
 # directory says go for every phase at once.
-mkdir vgctl && touch vgctl/go0 vgctl/go1 vgctl/go2 vgctl/go3
-for n in 1 2 3; do
-    vg[$n]=$(valgrind_summary "$PROG" vgctl $n) || fail "valgrind, stop after phase $n"
-done
+phases_oracles 1 2 3
 echo "valgrind: phase 1: ${vg[1]} | phase 2: ${vg[2]} | phase 3: ${vg[3]}"
 # Cross-check the oracle with the program's own pattern: phase 1 leaves
 # 30 x 64 + 8 x 100 bytes in 31 blocks.

@@ -167,6 +167,32 @@ phases_console_end() {
     kill "$CONSOLE_PID" 2>/dev/null
 }
 
+# phases_oracles N...: valgrind's HEAP SUMMARY figures of the phases program
+# stopped after each phase N, in vg[N] (its control directory vgctl says go
+# for every phase at once).
+phases_oracles() {
+    mkdir -p vgctl && touch vgctl/go0 vgctl/go1 vgctl/go2 vgctl/go3
+    local n
+    for n in "$@"; do
+        vg[$n]=$(valgrind_summary "$MT_PROGS/phases" vgctl "$n") || fail "valgrind, stop after phase $n"
+    done
+}
+
+# phases_start: the phases program in the background on $MT_TMP/ctl (pid in
+# $prog, output in prog.out), returned once it has started; an EXIT trap
+# ends it and the console.
+phases_start() {
+    mkdir -p ctl
+    "$MT_PROGS/phases" "$MT_TMP/ctl" > prog.out &
+    prog=$!
+    trap phases_start_end EXIT
+    wait_for_line prog.out '^phases: start$'
+}
+phases_start_end() {
+    exec 3>&-
+    kill "$prog" "${CONSOLE_PID:-}" 2>/dev/null
+}
+
 # console_wait_allocs: asks `status` until memtrace has counted an
 # allocation (the program is being traced), for up to 15 s.
 console_wait_allocs() {

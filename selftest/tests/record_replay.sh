@@ -27,21 +27,9 @@ need_tool valgrind valgrind
 cd "$MT_TMP"
 PROG="$MT_PROGS/phases"
 
-mkdir vgctl && touch vgctl/go0 vgctl/go1 vgctl/go2 vgctl/go3
-for k in 1 2 3; do
-    vg[$k]=$(valgrind_summary "$PROG" vgctl $k) || fail "valgrind, stop after phase $k"
-    echo "valgrind after phase $k: ${vg[$k]}"
-done
-
-mkdir ctl
-"$PROG" "$MT_TMP/ctl" > prog.out &
-prog=$!
-cleanup() {
-    exec 3>&-
-    kill "$prog" "${CONSOLE_PID:-}" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line prog.out '^phases: start$'
+phases_oracles 1 2 3
+for k in 1 2 3; do echo "valgrind after phase $k: ${vg[$k]}"; done
+phases_start
 ns() { date +%s%N; }
 start=$(ns)
 console_open mt.out -q -p "$prog" --record rec.mt --record-interval 100000 -j -o live.json
