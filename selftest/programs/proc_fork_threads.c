@@ -4,14 +4,15 @@
  *   root     keeps 6 blocks, starts 4 workers that replace a block of
  *            their own (malloc new, free old) 3000 times each, and forks
  *            while they run (pthread_atfork holds every worker between
- *            two rounds, so each has exactly one block at the fork);
- *   child A  frees the 4 worker blocks it inherited, frees 2 of the 6,
+ *            two rounds, so each has exactly one block at the fork),
+ *            right after allocating 3 more (still in the rings then);
+ *   child A  frees the 4 worker blocks it inherited, 1 of the 3, 2 of the 6,
  *            runs a thread of its own that allocates, leaks 3 blocks and
  *            exits while the root still works;
  *   child B  (fork, then exec of this program, by the path it was started
  *            with, as "leaf") new books;
  *   root     waits for A, allocates again, joins the workers, waits for B,
- *            frees 4 of its 6 blocks.
+ *            frees 4 of its 6 blocks and the 3.
  *
  * What is in use at each process's end does not depend on timing (a
  * worker's block has the same size every round); the root's and the
@@ -103,10 +104,15 @@ int main(int argc, char **argv)
         while (__atomic_load_n(&progress[i], __ATOMIC_ACQUIRE) < ROUNDS / 4)
             usleep(1000);
 
+    /* Calls just before the fork, still in the rings when it happens. */
+    char *late[3];
+    for (int i = 0; i < 3; i++)
+        late[i] = malloc(300 + (size_t)i);
     pid_t a = fork();
     if (a == 0) {
         for (int i = 0; i < WORKERS; i++)
             free(cur[i]);
+        free(late[0]);
         free(keep[0]);
         free(keep[1]);
         pthread_t t;
@@ -134,6 +140,8 @@ int main(int argc, char **argv)
     waitpid(b, &status_b, 0);
     for (int i = 2; i < 6; i++)
         free(keep[i]);
+    for (int i = 0; i < 3; i++)
+        free(late[i]);
     for (int i = 0; i < WORKERS; i++)
         free(cur[i]);
     printf("root: %lu, children %d %d\n", sum, WEXITSTATUS(status), WEXITSTATUS(status_b));
