@@ -108,16 +108,6 @@ static void seed_region(struct agent_engine *a, const struct agent_engine *pa, u
     __atomic_store_n(&ctl->magic, AGENT_MAGIC, __ATOMIC_RELEASE);
 }
 
-static void free_local(struct agent_engine *a)
-{
-    if (a->map)
-        munmap(a->map, AGENT_SHARED_SIZE);
-    if (a->doorbell_fd >= 0)
-        close(a->doorbell_fd);
-    agent_ring_free(a);
-    free(a);
-}
-
 int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char *why, size_t whylen)
 {
     const struct agent_engine *pa = t->agent;
@@ -137,13 +127,13 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
     static const char name[] = "memtrace-agent";
     if (!key || !scratch || target_mem_write(&c->mem, scratch, name, sizeof(name)) < 0) {
         snprintf(why, whylen, "cannot read its registers or write to its stack");
-        free_local(a);
+        agent_free_local(a);
         return -1;
     }
     int64_t memfd = agent_target_call(c, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
     if (agent_failed(memfd)) {
         snprintf(why, whylen, "memfd_create in the child: %s", strerror((int)-memfd));
-        free_local(a);
+        agent_free_local(a);
         return -1;
     }
     int64_t r = agent_target_call(c, th, SYS_ftruncate, (uint64_t)memfd, AGENT_SHARED_SIZE, 0, 0, 0, 0);
@@ -162,7 +152,7 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
     if (!a->map) {
         snprintf(why, whylen, "cannot map a shared region of its own: %s",
                  agent_failed(r) ? strerror((int)-r) : "mapped elsewhere or not opened");
-        free_local(a);
+        agent_free_local(a);
         return -1;
     }
     seed_region(a, pa, key, c->pid);
@@ -190,7 +180,7 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
     if (agent_write_data(c) < 0) {
         c->agent = NULL;
         snprintf(why, whylen, "cannot write the agent's data in the child");
-        free_local(a);
+        agent_free_local(a);
         return -1;
     }
     c->agent_used = true;

@@ -460,6 +460,16 @@ static struct thread *any_stopped(struct tracee *t)
     return best;
 }
 
+void agent_free_local(struct agent_engine *a)
+{
+    if (a->map)
+        munmap(a->map, AGENT_SHARED_SIZE);
+    if (a->doorbell_fd >= 0)
+        close(a->doorbell_fd);
+    agent_ring_free(a);
+    free(a);
+}
+
 static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
@@ -474,12 +484,7 @@ static void release_local(struct tracee *t)
                 (unsigned long long)a->delta_records, (unsigned long long)st.raw_stacks,
                 (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
-    if (a->map)
-        munmap(a->map, AGENT_SHARED_SIZE);
-    if (a->doorbell_fd >= 0)
-        close(a->doorbell_fd);
-    agent_ring_free(a);
-    free(a);
+    agent_free_local(a);
     t->agent = NULL;
 }
 

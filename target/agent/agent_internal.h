@@ -71,6 +71,8 @@ struct agent_engine {
 /* The agent_data block into the target: 0 or -errno. */
 int agent_write_data(struct tracee *t);
 void agent_ring_free(struct agent_engine *a);
+/* The tracer's side of an engine (its mapping, doorbell, memory). */
+void agent_free_local(struct agent_engine *a);
 /* One system call run by th (stopped) in t: its raw result, or -errno. */
 int64_t agent_target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
                           uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
