@@ -95,12 +95,18 @@ static void seed_region(struct agent_engine *a, const struct agent_engine *pa, u
         c->key = k;
         if (k == key) {
             /* Inside an intercepted call at the fork (a new_handler that
-             * forks): the call returns in the child too, into this slot. */
+             * forks): the call returns in the child too, into this slot.
+             * Its ring goes on from the same position, consumed up to it
+             * (a record the thread was writing when a handler that forks
+             * interrupted it lands where the tracer looks next). */
             c->depth = p->depth;
             c->inflight = p->inflight;
+            c->busy = p->busy;
             c->stack_lo = p->stack_lo;
             c->stack_hi = p->stack_hi;
             c->tid = (int32_t)child;
+            c->reserve = c->tail_seen = c->tail = c->rung = p->reserve;
+            a->tails[s] = p->reserve;
         }
     }
     ctl->heartbeat = pc->heartbeat;
