@@ -8,6 +8,8 @@
 #    and the exec'ed leaf; for the forked child, what is in use at its end
 #    (its totals include the workers' calls before the fork, which depend
 #    on timing), with allocs - frees = blocks in use;
+#  - proc_fork's processes have the same stacks (frame by frame, with
+#    their bytes, blocks and allocations) under both engines;
 #  - the fork oracle tests proc_fork (fork, vfork+exec, a fork in a child,
 #    SIGINT midway), proc_fork_open (a fork inside operator new[]) and
 #    proc_churn_scan (scans while children come and go; one run) run
@@ -29,7 +31,7 @@ valgrind --trace-children=yes --child-silent-after-fork=no --run-libc-freeres=no
 # per process, the position being the birth ranks from the root.
 tree() {
     python3 - "$@" <<'PY'
-import glob, json, re, sys
+import glob, json, os, re, sys
 procs = {}
 if sys.argv[1] == 'valgrind':
     n = lambda s: int(s.replace(',', ''))
@@ -48,6 +50,11 @@ else:
             sys.exit(f'process {p["pid"]}: misuse errors {p["errors"]}')
         procs[p['pid']] = (p.get('ppid', 0), [p.get('engine'), h['allocs'], h['frees'],
                            h['bytes_allocated'], h['in_use_bytes'], h['in_use_blocks']])
+        if len(sys.argv) > 3:  # its stacks too: bytes blocks allocs module+offset...
+            procs[p['pid']][1].append('\n ' + '\n  '.join(sorted('%d %d %d %s' % (
+                s['bytes'], s['blocks'], s['allocs'], ' '.join('%s+%s' % (
+                    os.path.basename(f.get('module', '?')), f.get('offset', f['pc']))
+                    for f in s['frames'])) for s in p['stacks'])))
 roots = [p for p, (pp, _) in procs.items() if pp not in procs]
 assert len(roots) == 1, f'not one tree: {procs}'
 def walk(pid, pos):
@@ -74,6 +81,17 @@ read -r _ eng allocs frees _ bytes blocks <<< "$(echo "$mt" | sed -n 2p)"
 [ "$eng $bytes $blocks" = "$(echo "$vg" | sed -n 2p | awk '{print $2, $6, $7}')" ] ||
     fail "the forked child's blocks in use differ from valgrind's"
 [ $((allocs - frees)) -eq "$blocks" ] || fail "the forked child: $allocs allocs - $frees frees != $blocks blocks"
+
+# The same stacks from both engines, process by process (proc_fork's
+# figures do not depend on timing).
+for e in ptrace agent; do
+    "$MEMTRACE" -q -f -d 40 -j --engine=$e -o st.$e.json "$MT_PROGS/proc_fork" > /dev/null 2> st.$e.err ||
+        fail "proc_fork --engine=$e: $(cat st.$e.err)"
+    tree memtrace st.$e.json stacks | sed "s/^\([^ ]*\) $e/\1/" > st.$e.txt || fail "bad report: $(cat st.$e.txt)"
+done
+diff st.ptrace.txt st.agent.txt > st.diff || fail "the engines' stacks differ (< ptrace, > agent):
+$(head -20 st.diff)"
+echo "proc_fork: $(grep -c '^ ' st.agent.txt) stacks in $(grep -vc '^ ' st.agent.txt) processes, the same from both engines"
 
 # The fork oracle tests, under the agent.
 for t in proc_fork proc_fork_open proc_churn_scan; do
