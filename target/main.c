@@ -351,10 +351,6 @@ static int select_engine(const struct cli *cli, struct tracer_options *topts)
         mt_error("--engine: agent or ptrace, not %s", name);
         return -1;
     }
-    if (e == ENGINE_AGENT && cli->follow_fork) {
-        mt_warn("agent engine: -f (following forks) is not supported yet; using breakpoints");
-        e = ENGINE_PTRACE;
-    }
     topts->engine = (int)e;
     return 0;
 }

@@ -74,6 +74,16 @@ void agent_forget(struct tracee *t);
  * tried). */
 int agent_release_child(struct tracee *t, int child_pid);
 
+/* -f, a fork event of t (the forking thread stopped): the calls made
+ * before it are replayed into t's books (which the child's start as a
+ * copy of), none made after. */
+void agent_fork_settle(struct tracee *t);
+/* -f, a followed fork child c of t, held at its first stop (th, its one
+ * thread): it gets its own shared region and doorbell, so that its agent
+ * records into c.  0, or -1 with a one-line reason (the child's copy of the
+ * agent is then still the parent's: agent_release_child switches it off). */
+int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char *why, size_t whylen);
+
 /* For status: ring waits, calls replayed, calls not recorded. */
 struct agent_stats {
     uint64_t waits, calls, lost, patched;

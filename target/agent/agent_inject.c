@@ -23,11 +23,6 @@
 #include "arch/x86_patch.h"
 #endif
 
-#ifdef SYS_mmap2
-#define MMAP_SYSCALL SYS_mmap2 /* offsets here are 0: the same call */
-#else
-#define MMAP_SYSCALL SYS_mmap
-#endif
 
 /* The agent image, built by the Makefile from target/agent/payload/ (empty
  * where no agent exists for the CPU). */
@@ -96,7 +91,7 @@ bool agent_supported(int pid, char *why, size_t whylen)
 
 /* --- system calls run in the target --------------------------------------- */
 
-static int64_t target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
+int64_t agent_target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
                            uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
 {
     const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
@@ -107,10 +102,9 @@ static int64_t target_call(struct tracee *t, struct thread *th, long nr, uint64_
     return (int64_t)ret;
 }
 
-static bool failed(int64_t r) { return r < 0 && r > -4096; }
 
 /* A scratch area on th's stack, below the red zone. */
-static uint64_t stack_scratch(struct thread *th)
+uint64_t agent_stack_scratch(struct thread *th)
 {
     struct arch_regs regs;
     if (arch_get_regs(th->tid, &regs) < 0)
@@ -128,17 +122,17 @@ static void undo_start(struct tracee *t, struct thread *th, struct agent_engine 
                        int64_t pidfd, int64_t pipe_w)
 {
     if (a->image)
-        target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
     if (a->shared)
-        target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
     if (memfd >= 0)
-        target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
     if (pidfd >= 0)
-        target_call(t, th, SYS_close, (uint64_t)pidfd, 0, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_close, (uint64_t)pidfd, 0, 0, 0, 0, 0);
     if (pipe_w >= 0)
-        target_call(t, th, SYS_close, (uint64_t)pipe_w, 0, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_close, (uint64_t)pipe_w, 0, 0, 0, 0, 0);
     if (a->target_doorbell_r >= 0)
-        target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
     if (a->map)
         munmap(a->map, AGENT_SHARED_SIZE);
     if (a->doorbell_fd >= 0)
@@ -146,7 +140,7 @@ static void undo_start(struct tracee *t, struct thread *th, struct agent_engine 
     free(a);
 }
 
-static int open_target_fd(pid_t pid, int64_t fd, int flags)
+int agent_open_target_fd(pid_t pid, int64_t fd, int flags)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
@@ -163,31 +157,31 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     a->target_doorbell_r = -1;
     read_header(&a->hdr);
     int64_t memfd = -1, pidfd = -1, pipe_w = -1, pipe_r = -1;
-    uint64_t scratch = stack_scratch(th);
+    uint64_t scratch = agent_stack_scratch(th);
     static const char name[] = "memtrace-agent";
     if (!scratch || target_mem_write(&t->mem, scratch, name, sizeof(name)) < 0) {
         snprintf(why, whylen, "cannot write to the target's stack");
         goto fail;
     }
-    memfd = target_call(t, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
-    if (failed(memfd)) {
+    memfd = agent_target_call(t, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+    if (agent_failed(memfd)) {
         snprintf(why, whylen, "memfd_create in the target: %s", strerror((int)-memfd));
         memfd = -1;
         goto fail;
     }
-    int64_t r = target_call(t, th, SYS_ftruncate, (uint64_t)memfd, AGENT_SHARED_SIZE, 0, 0, 0, 0);
-    if (failed(r)) {
+    int64_t r = agent_target_call(t, th, SYS_ftruncate, (uint64_t)memfd, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+    if (agent_failed(r)) {
         snprintf(why, whylen, "ftruncate in the target: %s", strerror((int)-r));
         goto fail;
     }
-    r = target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+    r = agent_target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                     (uint64_t)memfd, 0);
-    if (failed(r)) {
+    if (agent_failed(r)) {
         snprintf(why, whylen, "mmap of the shared region in the target: %s", strerror((int)-r));
         goto fail;
     }
     a->shared = (uint64_t)r;
-    int lfd = open_target_fd(t->pid, memfd, O_RDWR);
+    int lfd = agent_open_target_fd(t->pid, memfd, O_RDWR);
     if (lfd < 0) {
         snprintf(why, whylen, "cannot open the target's memfd: %s", strerror(errno));
         goto fail;
@@ -199,38 +193,38 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         goto fail;
     }
     a->map = map;
-    target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
+    agent_target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
     memfd = -1;
 
     /* The doorbell: a full ring writes a byte the event loop polls for. */
-    if (target_call(t, th, SYS_pipe2, scratch + 64, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0) == 0) {
+    if (agent_target_call(t, th, SYS_pipe2, scratch + 64, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0) == 0) {
         int32_t fds[2];
         if (target_mem_read(&t->mem, scratch + 64, fds, sizeof(fds)) == 0) {
             pipe_r = fds[0];
             pipe_w = fds[1];
-            a->doorbell_fd = open_target_fd(t->pid, pipe_r, O_RDONLY | O_NONBLOCK);
+            a->doorbell_fd = agent_open_target_fd(t->pid, pipe_r, O_RDONLY | O_NONBLOCK);
             /* The target keeps its read end: a dead tracer's closed end
              * must never make the agent's write raise SIGPIPE. */
             a->target_doorbell_r = (int)pipe_r;
         }
     }
     /* The tracer's death: a pidfd of ours turns readable. */
-    pidfd = target_call(t, th, SYS_pidfd_open, (uint64_t)getpid(), 0, 0, 0, 0, 0);
-    if (failed(pidfd))
+    pidfd = agent_target_call(t, th, SYS_pidfd_open, (uint64_t)getpid(), 0, 0, 0, 0, 0);
+    if (agent_failed(pidfd))
         pidfd = -1;
 
-    r = target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
+    r = agent_target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
                     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
-    if (failed(r)) {
+    if (agent_failed(r)) {
         snprintf(why, whylen, "mmap of the agent in the target: %s", strerror((int)-r));
         goto fail;
     }
     a->image = (uint64_t)r;
     /* Never writable and executable at once: the text is written through
      * /proc/PID/mem into its r-x mapping, the data pages become rw-. */
-    r = target_call(t, th, SYS_mprotect, a->image + a->hdr.data_off,
+    r = agent_target_call(t, th, SYS_mprotect, a->image + a->hdr.data_off,
                     a->hdr.total_size - a->hdr.data_off, PROT_READ | PROT_WRITE, 0, 0, 0);
-    if (failed(r) || target_mem_write(&t->mem, a->image, mt_agent_blob, mt_agent_blob_len) < 0) {
+    if (agent_failed(r) || target_mem_write(&t->mem, a->image, mt_agent_blob, mt_agent_blob_len) < 0) {
         snprintf(why, whylen, "cannot write the agent into the target");
         goto fail;
     }
@@ -466,6 +460,16 @@ static struct thread *any_stopped(struct tracee *t)
     return best;
 }
 
+void agent_free_local(struct agent_engine *a)
+{
+    if (a->map)
+        munmap(a->map, AGENT_SHARED_SIZE);
+    if (a->doorbell_fd >= 0)
+        close(a->doorbell_fd);
+    agent_ring_free(a);
+    free(a);
+}
+
 static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
@@ -480,12 +484,7 @@ static void release_local(struct tracee *t)
                 (unsigned long long)a->delta_records, (unsigned long long)st.raw_stacks,
                 (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
-    if (a->map)
-        munmap(a->map, AGENT_SHARED_SIZE);
-    if (a->doorbell_fd >= 0)
-        close(a->doorbell_fd);
-    agent_ring_free(a);
-    free(a);
+    agent_free_local(a);
     t->agent = NULL;
 }
 
@@ -527,13 +526,13 @@ void agent_stop(struct tracee *t)
     }
     if (th && !agent_busy(t)) {
         if (a->data.tracer_pidfd >= 0)
-            target_call(t, th, SYS_close, (uint64_t)a->data.tracer_pidfd, 0, 0, 0, 0, 0);
+            agent_target_call(t, th, SYS_close, (uint64_t)a->data.tracer_pidfd, 0, 0, 0, 0, 0);
         if (a->target_doorbell_fd >= 0)
-            target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_fd, 0, 0, 0, 0, 0);
+            agent_target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_fd, 0, 0, 0, 0, 0);
         if (a->target_doorbell_r >= 0)
-            target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
-        target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
-        target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
+            agent_target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
+        agent_target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
         mt_info("agent engine: %u patches removed, agent unmapped", undone);
     } else {
         mt_info("agent engine: %u patches removed; a thread is inside the agent, which stays "

@@ -7,6 +7,14 @@
 #include "target/agent/agent_abi.h"
 #include "target/tracer/intercept.h"
 
+#include <sys/syscall.h>
+
+#ifdef SYS_mmap2
+#define MMAP_SYSCALL SYS_mmap2 /* offsets here are 0: the same call */
+#else
+#define MMAP_SYSCALL SYS_mmap
+#endif
+
 /* Bytes at the start of a patch slot that jump into the agent (a thread
  * there is on its way into the agent's text). */
 #define AGENT_STUB_GUARD 20
@@ -63,7 +71,33 @@ struct agent_engine {
 /* The agent_data block into the target: 0 or -errno. */
 int agent_write_data(struct tracee *t);
 void agent_ring_free(struct agent_engine *a);
+/* The tracer's side of an engine (its mapping, doorbell, memory). */
+void agent_free_local(struct agent_engine *a);
+/* One system call run by th (stopped) in t: its raw result, or -errno. */
+int64_t agent_target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
+                          uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
+static inline bool agent_failed(int64_t r) { return r < 0 && r > -4096; }
+/* A scratch area on th's stack, below the red zone (0: none). */
+uint64_t agent_stack_scratch(struct thread *th);
+/* The tracer's own descriptor of the target's descriptor fd. */
+int agent_open_target_fd(pid_t pid, int64_t fd, int flags);
+/* agent_ring.c: agent_drain, replaying only the records stamped before
+ * cutoff (a time stamp counter value; UINT64_MAX: all). */
+unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);
+/* The time stamp counter, as the agent stamps its records. */
+static inline uint64_t agent_tsc_now(void)
+{
+#if defined(__x86_64__)
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+#else
+    return UINT64_MAX;
+#endif
+}
 /* agent_rows.c */
 void agent_learn_rows(struct tracee *t, uint32_t stack_id);
+/* A fork child's region (dst->map) gets the rows of its parent's. */
+void agent_rows_copy(struct agent_engine *dst, const struct agent_engine *src);
 
 #endif

@@ -97,17 +97,6 @@ void agent_ring_free(struct agent_engine *a)
     free(a->mods);
 }
 
-static inline uint64_t tsc_now(void)
-{
-#if defined(__x86_64__)
-    uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-    return ((uint64_t)hi << 32) | lo;
-#else
-    return UINT64_MAX;
-#endif
-}
-
 static bool two_parts(const struct intercept_fn *fn)
 {
     return fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY;
@@ -370,6 +359,11 @@ static void consume_head(struct tracee *t, unsigned s)
 
 unsigned agent_drain(struct tracee *t, bool force)
 {
+    return agent_drain_before(t, force, UINT64_MAX);
+}
+
+unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
+{
     struct agent_engine *a = t->agent;
     if (!a)
         return 0;
@@ -377,7 +371,9 @@ unsigned agent_drain(struct tracee *t, bool force)
     ctl->heartbeat++;
     /* Records stamped at or after the entry of a call still open in some
      * thread wait: that call's own record may have to come first. */
-    uint64_t watermark = force ? UINT64_MAX : tsc_now();
+    uint64_t watermark = force ? UINT64_MAX : agent_tsc_now();
+    if (cutoff < watermark)
+        watermark = cutoff;
     unsigned active[AGENT_SLOTS], nactive = 0;
     for (unsigned s = 0; s < AGENT_SLOTS; s++) {
         struct agent_slot *slot = &ctl->slots[s];
@@ -407,7 +403,8 @@ unsigned agent_drain(struct tracee *t, bool force)
             if (!fetch_head(t, s))
                 continue;
             uint64_t when = part_time(a, s);
-            if ((when < watermark || force) && (best < 0 || when < best_time)) {
+            if ((when < watermark || (force && cutoff == UINT64_MAX)) &&
+                (best < 0 || when < best_time)) {
                 best = (int)s;
                 best_time = when;
             }

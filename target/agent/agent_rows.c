@@ -175,3 +175,18 @@ void agent_rows_clear(struct tracee *t)
     a->mods = cur;
     a->nmods = ncur;
 }
+
+void agent_rows_copy(struct agent_engine *dst, const struct agent_engine *src)
+{
+    memcpy(dst->map + AGENT_ROWS_OFF, src->map + AGENT_ROWS_OFF,
+           (size_t)AGENT_ROWS * sizeof(struct agent_row));
+    dst->rows = src->rows;
+    free(dst->mods);
+    dst->mods = NULL;
+    dst->nmods = 0;
+    if (src->nmods) {
+        dst->mods = xreallocarray(NULL, src->nmods, sizeof(*src->mods));
+        memcpy(dst->mods, src->mods, src->nmods * sizeof(*src->mods));
+        dst->nmods = src->nmods;
+    }
+}

@@ -82,6 +82,32 @@ static void handle_console_input(struct session *s, struct pollfd *pfd)
         s->quit_requested = true;
 }
 
+/* agent engine: the processes of the session with an agent (-f: the
+ * followed children too), each drained; their doorbells into fds (at most
+ * AGENT_DOORBELLS: beyond, the timeout drains them) and the shortest wait
+ * they allow into *timeout.  Returns how many fds. */
+enum { AGENT_DOORBELLS = 61 };
+static unsigned agent_doorbells(struct session *s, struct pollfd *fds, struct tracee **owner,
+                                int *timeout)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < s->family.count; i++) {
+        struct tracee *t = s->family.procs[i];
+        if (!t || t->exited || !t->agent)
+            continue;
+        agent_drain(t, false);
+        int ms = agent_poll_timeout(t);
+        if (ms >= 0 && (*timeout < 0 || ms < *timeout))
+            *timeout = ms;
+        int fd = agent_poll_fd(t);
+        if (fd >= 0 && n < AGENT_DOORBELLS) {
+            fds[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+            owner[n++] = t;
+        }
+    }
+    return n;
+}
+
 int session_run(struct session *s)
 {
     sigset_t mask;
@@ -99,12 +125,12 @@ int session_run(struct session *s)
         mt_error("signalfd/timerfd: %s", strerror(errno));
         return -1;
     }
-    struct pollfd fds[4] = {
+    struct pollfd fds[3 + AGENT_DOORBELLS] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = s->console ? s->console_fd : -1, .events = POLLIN},
         {.fd = s->timer_fd, .events = POLLIN},
-        {.fd = -1, .events = POLLIN},
     };
+    struct tracee *rang[3 + AGENT_DOORBELLS];
     while (!s->quit_requested) {
         /* before the stops: the totals held until now */
         session_sample(s, false);
@@ -113,24 +139,25 @@ int session_run(struct session *s)
             session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
-        /* agent engine: its rings are drained between polls; a full ring
-         * rings the doorbell (target/agent) */
-        if (s->tracee && !s->tracee->exited)
-            agent_drain(s->tracee, false);
-        fds[3].fd = s->tracee ? agent_poll_fd(s->tracee) : -1;
-        int timeout = more ? 0 : s->tracee ? agent_poll_timeout(s->tracee) : -1;
+        /* agent engine: the rings of every process are drained between
+         * polls; a full ring rings its doorbell (target/agent) */
+        int timeout = -1;
+        nfds_t nfds = 3 + agent_doorbells(s, fds + 3, rang + 3, &timeout);
+        if (more)
+            timeout = 0;
         /* --record: a sample at least every interval, idle or not */
         int sample_ms = s->sample_ms ? (int)s->sample_ms : 100;
         if (s->recorder && (timeout < 0 || timeout > sample_ms))
             timeout = sample_ms;
-        if (poll(fds, 4, timeout) < 0) {
+        if (poll(fds, nfds, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             mt_error("poll: %s", strerror(errno));
             break;
         }
-        if (fds[3].fd >= 0 && fds[3].revents)
-            agent_doorbell(s->tracee);
+        for (nfds_t i = 3; i < nfds; i++)
+            if (fds[i].revents)
+                agent_doorbell(rang[i]);
         if (fds[0].revents)
             session_handle_signals(s, sfd);
         if (fds[1].fd >= 0 && fds[1].revents)

@@ -40,6 +40,7 @@ static struct report_source source_of(struct tracee *t, struct process_resolver 
         .program = t->program,
         .errors = &t->errors,
         .max_frames = t->opts.depth,
+        .engine = agent_engine_name(t),
     };
 }
 

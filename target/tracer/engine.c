@@ -239,6 +239,8 @@ void tracer_handle_stop(struct tracee *t, const struct stop *st)
     if (st->kind == STOP_GONE) {
         if (tid == t->pid) {
             agent_drain(t, true); /* agent engine: every thread is gone */
+            if (t->ppid)
+                agent_forget(t); /* a followed child's rings: nothing more comes */
             t->exited = true;
             t->exit_status = st->status;
         }

@@ -22,6 +22,7 @@
 #include "target/tracer/engine.h"
 #include "target/tracer/family.h"
 #include "target/tracer/modules.h"
+#include "target/tracer/placement.h"
 #include "target/tracer/return_sites.h"
 
 static void release_child(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm)
@@ -137,13 +138,53 @@ static struct tracee *tracee_clone(struct tracee *t, struct thread *parent, pid_
     return c;
 }
 
+/* agent engine: the child, held at its first stop, gets an agent and
+ * rings of its own (target/agent/agent_fork.c); else its copy of the
+ * agent is switched off, its patches undone, and breakpoints intercept
+ * its calls, said in one line. */
+static void child_agent(struct tracee *t, struct tracee *c, pid_t child)
+{
+    struct stop st;
+    if (stop_next(child, 0, &st) < 0)
+        return;
+    struct thread *th = thread_find(c, child);
+    if (st.kind != STOP_GONE && th) {
+        th->state = THREAD_STOPPED;
+        char why[256];
+        if (agent_fork_child(t, c, th, why, sizeof(why)) < 0) {
+            c->agent_refused = true;
+            int rc = agent_release_child(t, child);
+            for (size_t i = 0; i < c->modules->count; i++)
+                c->modules->mods[i]->intercepts_placed = false;
+            scan_modules(c, th);
+            mt_warn("agent engine unavailable in process %d (forked by %d): %s; using "
+                    "breakpoints%s",
+                    (int)child, (int)t->pid, why,
+                    rc < 0 ? " (its copy of the agent could not be switched off)" : "");
+        }
+    }
+    family_dispatch(t->family, &st);
+}
+
 void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm)
 {
     if (!t->opts.follow_fork || !t->family) {
         release_child(t, parent, child, shares_vm);
         return;
     }
-    tracee_clone(t, parent, child, shares_vm);
+    /* agent engine: the child's books start with every call before the fork */
+    if (t->agent && !shares_vm)
+        agent_fork_settle(t);
+    struct tracee *c = tracee_clone(t, parent, child, shares_vm);
+    /* A vfork child runs in its parent's memory, with its parent's agent,
+     * until it execs: none is injected meanwhile. */
+    if (shares_vm || t->agent_refused)
+        c->agent_refused = true;
+    if (t->agent && !shares_vm) {
+        mt_info("following process %d, forked by %d", (int)child, (int)t->pid);
+        child_agent(t, c, child);
+        return;
+    }
     mt_info("following process %d, forked by %d", (int)child, (int)t->pid);
     /* Its first stop, if it came already (parked, or waiting). */
     struct stop st;
