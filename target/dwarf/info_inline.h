@@ -80,7 +80,7 @@ struct inline_hit {
     bool inlined;
     uint32_t call_line, call_file, line_offset;
 };
-#define INLINE_HITS_MAX 512
+#define INLINE_HITS_MAX 256
 size_t inline_index_covering(const struct inline_index *idx, uint64_t address, uint64_t lowest,
                              struct inline_hit *out, size_t max);
 const char *inline_hits_lookup(const struct inline_hit *hits, size_t n);

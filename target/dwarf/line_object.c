@@ -4,7 +4,6 @@
 
 #include "shared/xalloc.h"
 #include "target/dwarf/info_inline.h"
-#include "target/dwarf/info_lazy.h"
 #include "target/dwarf/info_stream.h"
 #include "target/elf/elf_section_map.h"
 
@@ -18,18 +17,12 @@
 #define LINE_LOOKUP_BUDGET (128u * 1024)
 #define ABBREV_BUDGET (16u * 1024)
 #define RANGES_BUDGET (16u * 1024)
-/* The sections units indexed on demand read, between lookups.  The walk
- * reads .debug_str in no order: it is whole until the walk ends (read by
- * range, restarts of the stream cost libc's index 0.4 s CPU). */
-#define LOOKUP_BUDGET (16u * 1024)
 #define WHOLE 0
 
 struct line_object {
     struct section_map *line, *line_str, *str;
-    /* What the function index reads again when it indexes a unit. */
-    struct section_map *abbrev, *str_offsets, *addr, *ranges, *rnglists;
     struct line_index *index;
-    struct lazy_index *inlines;     /* NULL unless asked for */
+    struct inline_index *inlines;   /* NULL unless asked for */
 };
 
 /* Maps a section if present; an absent or unreadable one stays empty. */
@@ -47,14 +40,15 @@ static struct section_map *load(struct elf_file *f, const char *name, size_t bud
  * index (comp_dir) and the function index: only one unit is in memory. */
 static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_sections *secs, bool inline_names)
 {
+    struct section_map *abbrev, *str_offsets, *addr = NULL, *ranges = NULL, *rnglists = NULL;
     o->str = load(f, ".debug_str", WHOLE, &secs->str);
-    o->abbrev = load(f, ".debug_abbrev", ABBREV_BUDGET, &secs->abbrev);
-    o->str_offsets = load(f, ".debug_str_offsets", WHOLE, &secs->str_offsets);
+    abbrev = load(f, ".debug_abbrev", ABBREV_BUDGET, &secs->abbrev);
+    str_offsets = load(f, ".debug_str_offsets", WHOLE, &secs->str_offsets);
     if (inline_names) {
-        o->addr = load(f, ".debug_addr", WHOLE, &secs->addr);
-        o->ranges = load(f, ".debug_ranges", RANGES_BUDGET, &secs->ranges);
-        o->rnglists = load(f, ".debug_rnglists", RANGES_BUDGET, &secs->rnglists);
-        o->inlines = lazy_index_new(f, secs);
+        addr = load(f, ".debug_addr", WHOLE, &secs->addr);
+        ranges = load(f, ".debug_ranges", RANGES_BUDGET, &secs->ranges);
+        rnglists = load(f, ".debug_rnglists", RANGES_BUDGET, &secs->rnglists);
+        o->inlines = inline_index_new();
     }
     o->index = line_index_new(secs);
     struct info_stream *units = info_stream_open(f);
@@ -68,36 +62,26 @@ static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_
         unit.info.map = NULL;
         line_index_add_unit(o->index, &unit, 0);
         if (o->inlines)
-            lazy_index_add_unit(o->inlines, &unit, offset);
+            inline_index_add_unit(o->inlines, &unit, 0, offset);
     }
     info_stream_close(units);
+    section_map_close(abbrev);
+    section_map_close(str_offsets);
+    section_map_close(addr);
+    section_map_close(ranges);
+    section_map_close(rnglists);
     line_index_finish(o->index);
     /* comp_dir strings and names were copied into the indexes; .debug_str
      * stays only when a line table names its files through it.  Given
      * back (with the line map's stream) before the function index is
      * finished, which needs neither and is the peak of indexing. */
-    struct section_map *kept[] = { o->abbrev, o->str_offsets, o->addr, o->ranges, o->rnglists, o->str };
-    if (!o->inlines) {
-        if (line_index_release_debug_str(o->index)) {
-            section_map_close(o->str);
-            o->str = NULL;
-        }
-        for (size_t i = 0; i < 5; i++)
-            section_map_close(kept[i]);
-        o->abbrev = o->str_offsets = o->addr = o->ranges = o->rnglists = NULL;
-    } else {
-        /* Units are indexed again on demand: their sections stay, with
-         * their streams freed until then. */
-        bool str_whole = !line_index_release_debug_str(o->index);
-        for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++)
-            if (kept[i] && (kept[i] != o->str || !str_whole)) {
-                section_map_park(kept[i]);
-                section_map_set_budget(kept[i], LOOKUP_BUDGET);
-            }
+    if (line_index_release_debug_str(o->index)) {
+        section_map_close(o->str);
+        o->str = NULL;
     }
     section_map_park(o->line);
     if (o->inlines)
-        lazy_index_finish(o->inlines);
+        inline_index_finish(o->inlines);
 }
 
 struct line_object *line_object_open(struct elf_file *f, bool inline_names)
@@ -132,12 +116,7 @@ void line_object_close(struct line_object *o)
     if (!o)
         return;
     line_index_free(o->index);
-    lazy_index_free(o->inlines);
-    section_map_close(o->abbrev);
-    section_map_close(o->str_offsets);
-    section_map_close(o->addr);
-    section_map_close(o->ranges);
-    section_map_close(o->rnglists);
+    inline_index_free(o->inlines);
     section_map_close(o->line);
     section_map_close(o->line_str);
     section_map_close(o->str);
@@ -151,28 +130,26 @@ bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_
 
 struct line_index *line_object_index(struct line_object *o) { return o->index; }
 
-const char *line_object_inline_name(struct line_object *o, uint64_t link_vaddr, uint64_t lowest)
+const char *line_object_inline_name(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest)
 {
-    return o->inlines ? lazy_index_lookup(o->inlines, link_vaddr, lowest) : NULL;
+    return o->inlines ? inline_index_lookup(o->inlines, link_vaddr, lowest) : NULL;
 }
 
-size_t line_object_inline_chain(struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
+size_t line_object_inline_chain(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
                                 struct inline_frame *out, size_t max)
 {
-    return o->inlines ? lazy_index_chain(o->inlines, link_vaddr, lowest, out, max) : 0;
+    return o->inlines ? inline_index_chain(o->inlines, link_vaddr, lowest, out, max) : 0;
 }
 
-const char *line_object_call_target(struct line_object *o, uint64_t return_pc, bool *tail)
+const char *line_object_call_target(const struct line_object *o, uint64_t return_pc, bool *tail)
 {
-    if (tail)
-        *tail = false; /* jumps return nowhere: only calls are looked up */
-    return o->inlines ? lazy_index_call_target(o->inlines, return_pc) : NULL;
+    return o->inlines ? inline_index_call_target(o->inlines, return_pc, tail) : NULL;
 }
 
 size_t line_object_tail_calls(const struct line_object *o, const char *caller, struct inline_tail_call *out,
                               size_t max)
 {
-    return o->inlines ? lazy_index_tail_calls(o->inlines, caller, out, max) : 0;
+    return o->inlines ? inline_index_tail_calls(o->inlines, caller, out, max) : 0;
 }
 
 bool line_object_file_name(struct line_object *o, uint64_t line_offset, uint64_t file, char *buf, size_t len)
@@ -185,5 +162,5 @@ size_t line_object_memory(const struct line_object *o)
     return sizeof(*o) + (o->line ? section_map_memory(o->line) : 0) +
            (o->line_str ? section_map_memory(o->line_str) : 0) + (o->str ? section_map_memory(o->str) : 0) +
            line_index_memory(o->index) +
-           (o->inlines ? lazy_index_memory(o->inlines) : 0);
+           (o->inlines ? inline_index_memory(o->inlines) : 0);
 }

@@ -25,12 +25,12 @@ bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_
 struct line_index *line_object_index(struct line_object *o);
 /* The innermost inlined function at link_vaddr among those starting at or
  * above lowest (see inline_index_lookup); NULL if none or not indexed. */
-const char *line_object_inline_name(struct line_object *o, uint64_t link_vaddr, uint64_t lowest);
+const char *line_object_inline_name(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest);
 /* The inlined-call chain at link_vaddr (see inline_index_chain). */
-size_t line_object_inline_chain(struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
+size_t line_object_inline_chain(const struct line_object *o, uint64_t link_vaddr, uint64_t lowest,
                                 struct inline_frame *out, size_t max);
 /* Call sites (see inline_index_call_target, inline_index_tail_calls). */
-const char *line_object_call_target(struct line_object *o, uint64_t return_pc, bool *tail);
+const char *line_object_call_target(const struct line_object *o, uint64_t return_pc, bool *tail);
 size_t line_object_tail_calls(const struct line_object *o, const char *caller, struct inline_tail_call *out,
                               size_t max);
 /* A file of the line program at line_offset, by number (DW_AT_call_file). */
