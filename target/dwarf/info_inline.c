@@ -71,7 +71,6 @@ struct inline_index {
     uint32_t *hash;           /* pool offsets + 1 (0 = empty), for dedupe */
     size_t hash_cap, names;
     struct abbrev_table abbrevs;  /* of the last unit, while building */
-    bool keep_calls;              /* keep every named call (see inline_index_keep_calls) */
 };
 
 /* ---- name pool ------------------------------------------------------ */
@@ -450,7 +449,7 @@ static void filter_sites(struct inline_index *idx, size_t site_first, size_t ran
         const struct call_site *c = &idx->sites[i];
         if (c->target == NO_NAME)
             continue;
-        if (c->tail || idx->keep_calls || !name_set_has(&defined, c->target) || name_set_has(&jumpers, c->target))
+        if (c->tail || !name_set_has(&defined, c->target) || name_set_has(&jumpers, c->target))
             idx->sites[out++] = *c;
     }
     idx->site_count = out;
@@ -848,9 +847,8 @@ size_t inline_index_memory(const struct inline_index *idx)
            idx->where_cap * sizeof(*idx->wheres) + idx->where_hash_cap * sizeof(uint32_t);
 }
 
-void inline_index_keep_calls(struct inline_index *idx) { idx->keep_calls = true; }
-
-size_t inline_index_calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets, size_t max)
+/* How many calls return to return_pc; their targets (up to max). */
+static size_t calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets, size_t max)
 {
     if (!idx->call_count || return_pc < idx->call_base || return_pc - idx->call_base > UINT32_MAX)
         return 0;
@@ -870,45 +868,13 @@ size_t inline_index_calls_at(const struct inline_index *idx, uint64_t return_pc,
     return n;
 }
 
-size_t inline_index_jump_count(const struct inline_index *idx) { return idx->jump_count; }
-
-void inline_index_jump(const struct inline_index *idx, size_t i, const char **caller, const char **target,
-                       uint64_t *return_pc)
-{
-    const struct call_site *s = &idx->jumps[i];
-    *caller = idx->pool + s->caller;
-    *target = s->target == NO_NAME ? NULL : idx->pool + s->target;
-    *return_pc = s->return_pc;
-}
-
-void inline_index_each_range(const struct inline_index *idx, inline_range_fn *fn, void *ctx)
-{
-    for (size_t i = 0; i < idx->count; i++) {
-        const struct inline_range *r = &idx->ranges[i];
-        fn(ctx, r->lo, r->size, idx->pool + (r->name_depth >> 8), r->where != 0);
-    }
-}
-
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
 {
     if (tail)
         *tail = false; /* jumps return nowhere: only calls are looked up */
-    if (!idx->call_count || return_pc < idx->call_base || return_pc - idx->call_base > UINT32_MAX)
-        return NULL;
-    uint32_t off = (uint32_t)(return_pc - idx->call_base);
-    size_t l = 0, u = idx->call_count;
-    while (l < u) {
-        size_t m = l + (u - l) / 2;
-        if (idx->calls[m].pc_offset < off)
-            l = m + 1;
-        else
-            u = m;
-    }
     /* Two call sites returning to one address: ambiguous, no answer. */
-    if (l >= idx->call_count || idx->calls[l].pc_offset != off ||
-        (l + 1 < idx->call_count && idx->calls[l + 1].pc_offset == off))
-        return NULL;
-    return idx->pool + idx->calls[l].target;
+    const char *target;
+    return calls_at(idx, return_pc, &target, 1) == 1 ? target : NULL;
 }
 
 size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,

@@ -65,7 +65,7 @@ struct inline_tail_call {
 size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
                                size_t max);
 
-/* ---- for an index built one unit at a time on demand (info_lazy) ---- */
+/* ---- the pieces of the lookups above ---- */
 
 /* The ranges covering address at or above lowest, in the order lookups
  * weigh them (nearest start first; pos is the range's place in the
@@ -85,19 +85,6 @@ size_t inline_index_covering(const struct inline_index *idx, uint64_t address, u
                              struct inline_hit *out, size_t max);
 const char *inline_hits_lookup(const struct inline_hit *hits, size_t n);
 size_t inline_hits_chain(const struct inline_hit *hits, size_t n, struct inline_frame *out, size_t max);
-
-/* Before the first unit: keep every call site with a named target (the
- * caller filters them with what it knows of the whole object). */
-void inline_index_keep_calls(struct inline_index *idx);
-/* How many calls return to return_pc; their targets (up to max). */
-size_t inline_index_calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets, size_t max);
-/* The jumps kept, in the order inline_index_tail_calls gives them. */
-size_t inline_index_jump_count(const struct inline_index *idx);
-void inline_index_jump(const struct inline_index *idx, size_t i, const char **caller, const char **target,
-                       uint64_t *return_pc);
-/* Every range: its start, size, function name, and whether inlined. */
-typedef void inline_range_fn(void *ctx, uint64_t lo, uint64_t size, const char *name, bool inlined);
-void inline_index_each_range(const struct inline_index *idx, inline_range_fn *fn, void *ctx);
 
 size_t inline_index_range_count(const struct inline_index *idx);
 size_t inline_index_memory(const struct inline_index *idx);
