@@ -108,7 +108,14 @@ static void exercise_dwarf(struct elf_file *f)
         struct inline_frame frames[8];
         for (uint64_t a = p->vaddr; a < p->vaddr + p->memsz && a < p->vaddr + 4096; a += 61) {
             line_object_lookup(o, a, &loc);
-            line_object_inline_chain(o, a, 0, frames, 8);
+            size_t n = line_object_inline_chain(o, a, 0, frames, 8);
+            /* The units indexed on demand: call sites and jumps too. */
+            struct inline_tail_call tails[8];
+            const char *target = line_object_call_target(o, a, NULL);
+            if (n)
+                line_object_tail_calls(o, frames[n - 1].name, tails, 8);
+            if (target)
+                line_object_tail_calls(o, target, tails, 8);
         }
     }
     line_object_close(o);

@@ -146,7 +146,8 @@ struct die_attrs {
     uint64_t tag;
     struct form_value low_pc, high_pc, ranges;
     uint64_t ranges_form;
-    const char *name, *linkage_name;
+    struct form_value name, linkage_name; /* strings resolved when used */
+    bool has_name, has_linkage_name;
     uint64_t origin;              /* absolute .debug_info offset, 0 if none */
     uint64_t call_file, call_line;
     struct form_value return_pc;
@@ -202,11 +203,13 @@ static bool read_die(const struct unit_walk *w, struct cursor *c, const struct a
             a->has_ranges = true;
             break;
         case DW_AT_name:
-            a->name = form_string(&v, w->secs, &w->cu->unit, w->str_offsets_base);
+            a->name = v;
+            a->has_name = true;
             break;
         case DW_AT_linkage_name:
         case DW_AT_MIPS_linkage_name:
-            a->linkage_name = form_string(&v, w->secs, &w->cu->unit, w->str_offsets_base);
+            a->linkage_name = v;
+            a->has_linkage_name = true;
             break;
         case DW_AT_abstract_origin:
         case DW_AT_specification:
@@ -238,6 +241,19 @@ static bool read_die(const struct unit_walk *w, struct cursor *c, const struct a
     return cursor_ok(&it.c);
 }
 
+/* A DIE's own name: its linkage name when it has one, else DW_AT_name.
+ * Only that string is read (.debug_str is read by range: one string
+ * resident at a time is all a caller may count on). */
+static const char *die_name(const struct unit_walk *w, const struct die_attrs *a)
+{
+    const char *s = NULL;
+    if (a->has_linkage_name)
+        s = form_string(&a->linkage_name, w->secs, &w->cu->unit, w->str_offsets_base);
+    if (!s && a->has_name)
+        s = form_string(&a->name, w->secs, &w->cu->unit, w->str_offsets_base);
+    return s;
+}
+
 /* The name of the function a subprogram or inlined subroutine stands for: its own, or
  * its abstract origin's, or that one's declaration's (specification). */
 static const char *origin_name(const struct unit_walk *w, uint64_t offset)
@@ -254,10 +270,9 @@ static const char *origin_name(const struct unit_walk *w, uint64_t offset)
         struct die_attrs a;
         if (!e || !read_die(w, &c, e, &a))
             return NULL;
-        if (a.linkage_name)
-            return a.linkage_name;
-        if (a.name)
-            return a.name;
+        const char *name = die_name(w, &a);
+        if (name)
+            return name;
         offset = a.origin;
     }
     return NULL;
@@ -340,9 +355,6 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
         return;
     if (!a->has_ranges && !(a->has_low && a->has_high))
         return; /* a declaration, or an abstract instance: no code */
-    const char *name = a->linkage_name ? a->linkage_name : a->name;
-    if (!name)
-        name = origin_name(w, a->origin);
     struct emit_ctx e = { .idx = idx, .depth = depth, .range_budget = range_budget };
     if (a->tag == DW_TAG_inlined_subroutine) {
         /* Without a line table (or beyond 4 GiB) the call site stays unknown. */
@@ -356,6 +368,9 @@ static void add_function(struct inline_index *idx, const struct unit_walk *w, co
         if (!e.where)
             return; /* cannot happen with real data: 4 billion distinct call files */
     }
+    const char *name = die_name(w, a);
+    if (!name)
+        name = origin_name(w, a->origin);
     if (!name || !intern(idx, name, &e.name))
         return;
     if (a->tag == DW_TAG_subprogram) {
@@ -748,57 +763,78 @@ static const struct inline_range *next_covering(const struct inline_index *idx, 
     return NULL;
 }
 
-const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+size_t inline_index_covering(const struct inline_index *idx, uint64_t address, uint64_t lowest,
+                             struct inline_hit *out, size_t max)
 {
-    size_t i = ranges_up_to(idx, address), steps = 0;
-    const struct inline_range *best = NULL, *r;
-    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
+    size_t i = ranges_up_to(idx, address), steps = 0, n = 0;
+    const struct inline_range *r;
+    while (n < max && (r = next_covering(idx, &i, &steps, address, lowest))) {
+        const struct call_where *w = r->where ? &idx->wheres[r->where - 1] : NULL;
+        out[n++] = (struct inline_hit){
+            .lo = r->lo, .size = r->size, .pos = (uint32_t)i, .depth = r->name_depth & 0xff,
+            .name = idx->pool + (r->name_depth >> 8), .inlined = w != NULL, .call_line = r->call_line,
+            .call_file = w ? w->file : 0, .line_offset = w ? w->line_offset : UINT32_MAX,
+        };
+    }
+    return n;
+}
+
+const char *inline_hits_lookup(const struct inline_hit *hits, size_t n)
+{
+    const struct inline_hit *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct inline_hit *r = &hits[i];
         /* Smallest wins, then deepest; scanning backwards, an equal one
          * met later is earlier in DIE order and wins too. */
-        unsigned depth = r->name_depth & 0xff, best_depth = best ? best->name_depth & 0xff : 0;
-        if (!best || r->size < best->size || (r->size == best->size && depth >= best_depth))
+        if (!best || r->size < best->size || (r->size == best->size && r->depth >= best->depth))
             best = r;
     }
-    return best ? idx->pool + (best->name_depth >> 8) : NULL;
+    return best ? best->name : NULL;
+}
+
+size_t inline_hits_chain(const struct inline_hit *hits, size_t count, struct inline_frame *out, size_t max)
+{
+    if (max == 0 || count == 0)
+        return 0;
+    /* The best range at each DIE depth (as inline_hits_lookup chooses
+     * among ranges of one depth): inlined calls nest by depth. */
+    const struct inline_hit *at[256] = { 0 };
+    unsigned deepest = 0;
+    for (size_t i = 0; i < count; i++) {
+        const struct inline_hit *r = &hits[i];
+        if (!at[r->depth] || r->size <= at[r->depth]->size)
+            at[r->depth] = r;
+        if (r->depth > deepest)
+            deepest = r->depth;
+    }
+    /* Innermost first, out to the first subprogram (an inlined
+     * subroutine's caller is the function around it). */
+    size_t n = 0;
+    for (unsigned d = deepest + 1; d-- > 0 && n < max;) {
+        const struct inline_hit *f = at[d];
+        if (!f)
+            continue;
+        out[n++] = (struct inline_frame){
+            .name = f->name, .inlined = f->inlined, .call_line = f->call_line, .call_file = f->call_file,
+            .line_offset = f->line_offset,
+        };
+        if (!f->inlined)
+            break;
+    }
+    return n;
+}
+
+const char *inline_index_lookup(const struct inline_index *idx, uint64_t address, uint64_t lowest)
+{
+    struct inline_hit hits[INLINE_HITS_MAX];
+    return inline_hits_lookup(hits, inline_index_covering(idx, address, lowest, hits, INLINE_HITS_MAX));
 }
 
 size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint64_t lowest,
                           struct inline_frame *out, size_t max)
 {
-    if (max == 0)
-        return 0;
-    size_t i = ranges_up_to(idx, address), steps = 0;
-    /* The best range at each DIE depth (as inline_index_lookup chooses
-     * among ranges of one depth): inlined calls nest by depth. */
-    const struct inline_range *at[256] = { 0 }, *r;
-    unsigned deepest = 0;
-    bool any = false;
-    while ((r = next_covering(idx, &i, &steps, address, lowest))) {
-        unsigned d = r->name_depth & 0xff;
-        if (!at[d] || r->size <= at[d]->size)
-            at[d] = r;
-        if (d > deepest)
-            deepest = d;
-        any = true;
-    }
-    if (!any)
-        return 0;
-    /* Innermost first, out to the first subprogram (an inlined
-     * subroutine's caller is the function around it). */
-    size_t n = 0;
-    for (unsigned d = deepest + 1; d-- > 0 && n < max;) {
-        const struct inline_range *f = at[d];
-        if (!f)
-            continue;
-        out[n++] = (struct inline_frame){
-            .name = idx->pool + (f->name_depth >> 8), .inlined = f->where != 0, .call_line = f->call_line,
-            .call_file = f->where ? idx->wheres[f->where - 1].file : 0,
-            .line_offset = f->where ? idx->wheres[f->where - 1].line_offset : UINT32_MAX,
-        };
-        if (!f->where)
-            break;
-    }
-    return n;
+    struct inline_hit hits[INLINE_HITS_MAX];
+    return inline_hits_chain(hits, inline_index_covering(idx, address, lowest, hits, INLINE_HITS_MAX), out, max);
 }
 
 size_t inline_index_range_count(const struct inline_index *idx) { return idx->count; }
@@ -811,12 +847,11 @@ size_t inline_index_memory(const struct inline_index *idx)
            idx->where_cap * sizeof(*idx->wheres) + idx->where_hash_cap * sizeof(uint32_t);
 }
 
-const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
+/* How many calls return to return_pc; their targets (up to max). */
+static size_t calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets, size_t max)
 {
-    if (tail)
-        *tail = false; /* jumps return nowhere: only calls are looked up */
     if (!idx->call_count || return_pc < idx->call_base || return_pc - idx->call_base > UINT32_MAX)
-        return NULL;
+        return 0;
     uint32_t off = (uint32_t)(return_pc - idx->call_base);
     size_t l = 0, u = idx->call_count;
     while (l < u) {
@@ -826,11 +861,20 @@ const char *inline_index_call_target(const struct inline_index *idx, uint64_t re
         else
             u = m;
     }
+    size_t n = 0;
+    for (; l < idx->call_count && idx->calls[l].pc_offset == off; l++, n++)
+        if (n < max)
+            targets[n] = idx->pool + idx->calls[l].target;
+    return n;
+}
+
+const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
+{
+    if (tail)
+        *tail = false; /* jumps return nowhere: only calls are looked up */
     /* Two call sites returning to one address: ambiguous, no answer. */
-    if (l >= idx->call_count || idx->calls[l].pc_offset != off ||
-        (l + 1 < idx->call_count && idx->calls[l + 1].pc_offset == off))
-        return NULL;
-    return idx->pool + idx->calls[l].target;
+    const char *target;
+    return calls_at(idx, return_pc, &target, 1) == 1 ? target : NULL;
 }
 
 size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,

@@ -65,6 +65,27 @@ struct inline_tail_call {
 size_t inline_index_tail_calls(const struct inline_index *idx, const char *caller, struct inline_tail_call *out,
                                size_t max);
 
+/* ---- the pieces of the lookups above ---- */
+
+/* The ranges covering address at or above lowest, in the order lookups
+ * weigh them (nearest start first; pos is the range's place in the
+ * index).  Lookup and chain are these, chosen by inline_hits_lookup and
+ * inline_hits_chain, so hits of several indexes merged in the same order
+ * choose as one index would. */
+struct inline_hit {
+    uint64_t lo;
+    uint32_t size, pos;
+    unsigned depth;
+    const char *name;
+    bool inlined;
+    uint32_t call_line, call_file, line_offset;
+};
+#define INLINE_HITS_MAX 256
+size_t inline_index_covering(const struct inline_index *idx, uint64_t address, uint64_t lowest,
+                             struct inline_hit *out, size_t max);
+const char *inline_hits_lookup(const struct inline_hit *hits, size_t n);
+size_t inline_hits_chain(const struct inline_hit *hits, size_t n, struct inline_frame *out, size_t max);
+
 size_t inline_index_range_count(const struct inline_index *idx);
 size_t inline_index_memory(const struct inline_index *idx);
 
