@@ -22,6 +22,7 @@
 #include "host-fs/http_request.h"
 #include "host-fs/listeners.h"
 #include "host-fs/refusal_log.h"
+#include "shared/build_id.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 
@@ -263,11 +264,7 @@ static int open_kind_local(const struct sysroot_set *s, const struct http_target
     /* The distribution's links first: NN/REST.debug (debug file) and
      * NN/REST (the object, where a distribution ships that link). */
     char path[64 + 2 * HTTP_BUILD_ID_MAX + 16];
-    int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", t->build_id[0]);
-    for (size_t i = 1; i < t->build_id_len; i++)
-        n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", t->build_id[i]);
-    if (debuginfo)
-        snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+    build_id_link_path(path, sizeof(path), t->build_id, t->build_id_len, debuginfo ? ".debug" : "");
     int (*want)(int, uint64_t) = debuginfo ? want_debuginfo : want_executable;
     int fd = lookup_path(s, path);
     if (fd >= 0) {

@@ -10,6 +10,7 @@
 #include "host-fs/build_id_index.h"
 #include "host-fs/safe_path.h"
 #include "host-fs/upstream.h"
+#include "shared/build_id.h"
 
 /* An escape or a loop says more than "not found": report it over ENOENT. */
 static int worse(int a, int b)
@@ -38,10 +39,7 @@ int lookup_build_id(const struct sysroot_set *s, const uint8_t *id, size_t len)
     if (len < 2 || len > 64)
         return -EINVAL;
     char path[64 + 2 * 64 + 16];
-    int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
-    for (size_t i = 1; i < len; i++)
-        n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
-    snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+    build_id_link_path(path, sizeof(path), id, len, ".debug");
     int fd = lookup_path(s, path);
     if (fd == -ENOENT)
         fd = build_id_index_open(s, id, len); /* the object itself, unstripped */

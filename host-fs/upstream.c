@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "host-fs/elf_build_id.h"
+#include "shared/build_id.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 
@@ -162,9 +163,7 @@ int upstream_configure(const char *const *urls, int n, const char *cache_dir,
 
 static void name_of(const uint8_t *id, size_t len, bool debuginfo, char *out, size_t outlen)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 3 < outlen; i++)
-        n += (size_t)snprintf(out + n, outlen - n, "%02x", id[i]);
+    size_t n = build_id_hex(out, outlen, id, len);
     snprintf(out + n, outlen - n, "%s", debuginfo ? ".debug" : ".exe");
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "shared/build_id.h"
 #include "shared/xalloc.h"
 
 /* The CRC is computed by reading the file in pieces of this size: a debug
@@ -79,10 +80,7 @@ static struct byte_source *sysroot_open_build_id(struct file_provider *p, const 
     if (len < 2 || len > 64)
         return NULL;
     char rel[64 + 2 * 64 + 16];
-    int n = snprintf(rel, sizeof(rel), "/usr/lib/debug/.build-id/%02x/", id[0]);
-    for (size_t i = 1; i < len; i++)
-        n += snprintf(rel + n, sizeof(rel) - (size_t)n, "%02x", id[i]);
-    snprintf(rel + n, sizeof(rel) - (size_t)n, ".debug");
+    build_id_link_path(rel, sizeof(rel), id, len, ".debug");
     return open_joined(as_sysroot(p), rel);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/build_id.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/files/block_cache.h"
@@ -202,10 +203,9 @@ static struct byte_source *dp_open_build_id(struct file_provider *fp, const uint
     if (c->broken || len < 2 || len > ID_MAX || missed(p, id, len))
         return NULL;
     struct dsource *s = xcalloc(1, sizeof(*s));
-    int n = snprintf(s->path, sizeof(s->path), "/buildid/");
-    for (size_t i = 0; i < len; i++)
-        n += snprintf(s->path + n, sizeof(s->path) - (size_t)n, "%02x", id[i]);
-    snprintf(s->path + n, sizeof(s->path) - (size_t)n, "/debuginfo");
+    char hex[2 * ID_MAX + 1];
+    build_id_hex(hex, sizeof(hex), id, len);
+    snprintf(s->path, sizeof(s->path), "/buildid/%s/debuginfo", hex);
     char name[sizeof(c->url) + sizeof(s->path)];
     snprintf(name, sizeof(name), "%s%s", c->url, s->path);
 

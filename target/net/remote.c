@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/build_id.h"
 #include "shared/wire.h"
 #include "shared/wire_net.h"
 #include "shared/xalloc.h"
@@ -205,8 +206,7 @@ static struct byte_source *rp_open_build_id(struct file_provider *fp, const uint
     memcpy(s->id, id, len);
     s->id_len = len;
     char display[16 + 2 * WIRE_MAX_BUILD_ID] = "build-id:";
-    for (size_t i = 0; i < len; i++)
-        snprintf(display + 9 + 2 * i, 3, "%02x", id[i]);
+    build_id_hex(display + 9, sizeof(display) - 9, id, len);
     return open_remote(p, s, display);
 }
 
