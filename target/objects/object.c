@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shared/build_id.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/dwarf/cfi.h"
@@ -39,6 +40,7 @@ struct object {
     struct exidx_table *exidx; /* ARM EHABI tables, where CFI has no row */
     struct elf_blob exidx_blobs[2];
     struct symtab *starts;     /* function starts for prologue analysis (arm) */
+    char *build_id_hex;        /* the mapped file's, "" for none; NULL: not asked */
     uint8_t *image;         /* the vDSO's bytes, copied from the process */
     size_t image_size;
 };
@@ -76,6 +78,7 @@ void object_free(struct object *o)
         debug_object_close(o->dobj);
     if (o->mapped)
         elf_file_close(o->mapped);
+    free(o->build_id_hex);
     free(o->image);
     free(o->path);
     free(o);
@@ -290,6 +293,20 @@ struct exidx_table *object_exidx(struct object *o)
     load_done(o, OBJECT_EXIDX, o->exidx ? OBJECT_LOADED : OBJECT_E_MALFORMED,
               "malformed .ARM.exidx");
     return o->exidx;
+}
+
+const char *object_build_id_hex(struct object *o)
+{
+    if (!o->build_id_hex) {
+        struct elf_file *f = object_mapped_elf(o);
+        uint8_t id[64];
+        size_t n = f ? elf_file_build_id(f, id, sizeof(id)) : 0;
+        if (n > sizeof(id))
+            n = sizeof(id);
+        o->build_id_hex = xmalloc(2 * n + 1);
+        build_id_hex(o->build_id_hex, 2 * n + 1, id, n);
+    }
+    return o->build_id_hex[0] ? o->build_id_hex : NULL;
 }
 
 size_t object_func_code(struct object *o, uint64_t vaddr, uint64_t *off, uint8_t *code, size_t max)

@@ -83,6 +83,9 @@ struct debug_object *object_debug_object(struct object *o);
 struct cfi_table *object_cfi(struct object *o);
 /* The .ARM.exidx/.ARM.extab tables of the mapped file, or NULL. */
 struct exidx_table *object_exidx(struct object *o);
+/* The mapped file's GNU build-id in hex (exports name mappings by it);
+ * NULL when it has none. */
+const char *object_build_id_hex(struct object *o);
 /* Function and file:line lookups; NULL without any symbols. */
 struct symbolizer *object_symbolizer(struct object *o);
 

@@ -6,7 +6,6 @@
 
 #include "arch/arch.h"
 #include "shared/xalloc.h"
-#include "target/elf/elf_file.h"
 #include "target/symbols/debug_object.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
@@ -144,28 +143,6 @@ static void add_tail_frames(const struct object_space *space, struct object_plac
     }
 }
 
-/* The module's build-id in hex (for exports' mappings), the last one
- * asked kept. */
-static const char *build_id_hex(const struct object_place *m)
-{
-    static const struct object_place *last_m;
-    static uint64_t last_start;
-    static char hex[2 * 64 + 1];
-    if (m == last_m && m->start == last_start)
-        return hex[0] ? hex : NULL;
-    last_m = m;
-    last_start = m->start;
-    hex[0] = 0;
-    struct elf_file *ef = object_mapped_elf(m->obj);
-    uint8_t id[64];
-    size_t n = ef ? elf_file_build_id(ef, id, sizeof(id)) : 0;
-    if (n > sizeof(id))
-        n = sizeof(id);
-    for (size_t i = 0; i < n; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    return hex[0] ? hex : NULL;
-}
-
 void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                    struct report_frame *out)
 {
@@ -223,7 +200,7 @@ void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t
     if (out->want_mapping) {
         out->map_start = m->start;
         out->map_end = m->end;
-        out->build_id = build_id_hex(m);
+        out->build_id = object_build_id_hex(m->obj);
     }
     out->offset = out->pc - m->bias;
     const struct sym_info *info = &last.chain[out->sub];
