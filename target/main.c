@@ -326,12 +326,12 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     }
     if (report_format_binary(cli->format) && !cli->output) {
         mt_error("--format %s: give -o FILE (the export is gzip-compressed)",
-                 cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
+                 report_format_name(cli->format));
         return -1;
     }
     if (report_format_binary(cli->format) && cli->follow_fork)
         mt_warn("--format %s: the file holds the first process only, not the ones it forks",
-                cli->format == REPORT_PPROF ? "pprof" : "heaptrack");
+                report_format_name(cli->format));
     if (cli->format == REPORT_HEAPTRACK && !str_ends_with(cli->output, ".gz"))
         mt_warn("--format heaptrack: heaptrack_print reads %s as gzip only if its name ends in .gz",
                 cli->output);

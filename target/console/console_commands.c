@@ -301,7 +301,7 @@ void cmd_report(struct console *c, const struct tokens *t)
 
     if (!path && report_format_binary(opt.format)) {
         console_error(c, "report: -f %s is gzip-compressed: give > FILE",
-                      opt.format == REPORT_PPROF ? "pprof" : "heaptrack");
+                      report_format_name(opt.format));
         return;
     }
     if (!path) {

@@ -7,23 +7,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct { const char *name; enum report_format f; } format_names[] = {
+    { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
+    { "html", REPORT_HTML },
+    { "massif", REPORT_MASSIF },
+    { "heaptrack", REPORT_HEAPTRACK },
+#ifndef MT_NO_PPROF
+    { "pprof", REPORT_PPROF },
+#endif
+};
+
 bool report_parse_format(const char *s, enum report_format *out)
 {
-    static const struct { const char *name; enum report_format f; } names[] = {
-        { "text", REPORT_TEXT }, { "json", REPORT_JSON }, { "folded", REPORT_FOLDED },
-        { "html", REPORT_HTML },
-        { "massif", REPORT_MASSIF },
-        { "heaptrack", REPORT_HEAPTRACK },
-#ifndef MT_NO_PPROF
-        { "pprof", REPORT_PPROF },
-#endif
-    };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(s, names[i].name) == 0) {
-            *out = names[i].f;
+    for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+        if (strcmp(s, format_names[i].name) == 0) {
+            *out = format_names[i].f;
             return true;
         }
     return false;
+}
+
+const char *report_format_name(enum report_format f)
+{
+    for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+        if (format_names[i].f == f)
+            return format_names[i].name;
+    return "?";
 }
 
 bool report_format_binary(enum report_format f)

@@ -144,6 +144,8 @@ void report_write_misuse(FILE *out, const struct report_source *src, const struc
 /* "text"|"json"|"folded"|"html"|"massif"|"heaptrack"|"pprof" ("pprof" only in
  * builds with protobuf-c), "bytes"|"blocks"|"allocs"; false if unknown. */
 bool report_parse_format(const char *s, enum report_format *out);
+/* The name report_parse_format takes for f. */
+const char *report_format_name(enum report_format f);
 bool report_parse_sort(const char *s, enum report_sort *out);
 /* A format whose output is binary (compressed): not for a terminal. */
 bool report_format_binary(enum report_format f);
