@@ -33,7 +33,7 @@ struct session {
     struct handle handles[MAX_HANDLES];
     uint8_t *payload;   /* one received frame */
     uint8_t *readbuf;   /* file bytes of one read */
-    struct wire_buf out;
+    struct byte_buf out;
     struct wire_msg msg;
 };
 
@@ -253,7 +253,7 @@ void session_serve(const struct session_config *cfg, int fd, int ticket, const c
             close(s->handles[i].fd);
     mt_info("%s: disconnected", peer);
     wire_close(fd);
-    wire_buf_free(&s->out);
+    byte_buf_free(&s->out);
     free(s->payload);
     free(s->readbuf);
     free(s);

@@ -239,76 +239,44 @@ int wire_data_unpack(const struct wire_msg *msg, void *out, size_t out_len)
 
 /* ---- encoding ---- */
 
-void wire_buf_free(struct wire_buf *b)
+static void put_u16(struct byte_buf *b, uint16_t v)
 {
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
+    byte_buf_put_u8(b, (uint8_t)(v >> 8));
+    byte_buf_put_u8(b, (uint8_t)v);
 }
 
-static void reserve(struct wire_buf *b, size_t more)
-{
-    if (b->cap - b->len >= more)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < more)
-        cap *= 2;
-    b->data = xrealloc(b->data, cap);
-    b->cap = cap;
-}
-
-static void put_u8(struct wire_buf *b, uint8_t v)
-{
-    reserve(b, 1);
-    b->data[b->len++] = v;
-}
-
-static void put_u16(struct wire_buf *b, uint16_t v)
-{
-    put_u8(b, (uint8_t)(v >> 8));
-    put_u8(b, (uint8_t)v);
-}
-
-static void put_u32(struct wire_buf *b, uint32_t v)
+static void put_u32(struct byte_buf *b, uint32_t v)
 {
     put_u16(b, (uint16_t)(v >> 16));
     put_u16(b, (uint16_t)v);
 }
 
-static void put_u64(struct wire_buf *b, uint64_t v)
+static void put_u64(struct byte_buf *b, uint64_t v)
 {
     put_u32(b, (uint32_t)(v >> 32));
     put_u32(b, (uint32_t)v);
 }
 
-static void put_bytes(struct wire_buf *b, const void *p, size_t n)
-{
-    reserve(b, n);
-    if (n)
-        memcpy(b->data + b->len, p, n);
-    b->len += n;
-}
-
 /* Strings longer than the receiver accepts are cut: it would refuse them anyway. */
-static void put_string(struct wire_buf *b, const char *s, size_t max)
+static void put_string(struct byte_buf *b, const char *s, size_t max)
 {
     size_t n = strlen(s);
     if (n > max)
         n = max;
     put_u16(b, (uint16_t)n);
-    put_bytes(b, s, n);
+    byte_buf_put(b, s, n);
 }
 
-static void begin(struct wire_buf *b, uint8_t type, uint8_t flags)
+static void begin(struct byte_buf *b, uint8_t type, uint8_t flags)
 {
     b->len = 0;
     put_u32(b, 0);
-    put_u8(b, type);
-    put_u8(b, flags);
+    byte_buf_put_u8(b, type);
+    byte_buf_put_u8(b, flags);
     put_u16(b, 0);
 }
 
-static void finish(struct wire_buf *b)
+static void finish(struct byte_buf *b)
 {
     uint32_t n = (uint32_t)(b->len - WIRE_HEADER_SIZE);
     b->data[0] = (uint8_t)(n >> 24);
@@ -317,7 +285,7 @@ static void finish(struct wire_buf *b)
     b->data[3] = (uint8_t)n;
 }
 
-void wire_encode_hello(struct wire_buf *b, const char *name)
+void wire_encode_hello(struct byte_buf *b, const char *name)
 {
     begin(b, WIRE_HELLO, 0);
     put_u32(b, WIRE_MAGIC);
@@ -326,24 +294,24 @@ void wire_encode_hello(struct wire_buf *b, const char *name)
     finish(b);
 }
 
-void wire_encode_open_path(struct wire_buf *b, const char *path)
+void wire_encode_open_path(struct byte_buf *b, const char *path)
 {
     begin(b, WIRE_OPEN_PATH, 0);
     put_string(b, path, WIRE_MAX_PATH);
     finish(b);
 }
 
-void wire_encode_open_build_id(struct wire_buf *b, const uint8_t *id, size_t len)
+void wire_encode_open_build_id(struct byte_buf *b, const uint8_t *id, size_t len)
 {
     if (len > WIRE_MAX_BUILD_ID)
         len = WIRE_MAX_BUILD_ID;
     begin(b, WIRE_OPEN_BUILD_ID, 0);
-    put_u8(b, (uint8_t)len);
-    put_bytes(b, id, len);
+    byte_buf_put_u8(b, (uint8_t)len);
+    byte_buf_put(b, id, len);
     finish(b);
 }
 
-void wire_encode_open_debuglink(struct wire_buf *b, const char *obj_path, const char *name,
+void wire_encode_open_debuglink(struct byte_buf *b, const char *obj_path, const char *name,
                                 uint32_t crc)
 {
     begin(b, WIRE_OPEN_DEBUGLINK, 0);
@@ -353,7 +321,7 @@ void wire_encode_open_debuglink(struct wire_buf *b, const char *obj_path, const 
     finish(b);
 }
 
-void wire_encode_read(struct wire_buf *b, uint32_t handle, uint64_t offset, uint32_t length)
+void wire_encode_read(struct byte_buf *b, uint32_t handle, uint64_t offset, uint32_t length)
 {
     begin(b, WIRE_READ, 0);
     put_u32(b, handle);
@@ -362,14 +330,14 @@ void wire_encode_read(struct wire_buf *b, uint32_t handle, uint64_t offset, uint
     finish(b);
 }
 
-void wire_encode_close(struct wire_buf *b, uint32_t handle)
+void wire_encode_close(struct byte_buf *b, uint32_t handle)
 {
     begin(b, WIRE_CLOSE, 0);
     put_u32(b, handle);
     finish(b);
 }
 
-void wire_encode_opened(struct wire_buf *b, uint32_t handle, uint64_t size,
+void wire_encode_opened(struct byte_buf *b, uint32_t handle, uint64_t size,
                         const uint8_t *build_id, size_t build_id_len)
 {
     if (build_id_len > WIRE_MAX_BUILD_ID)
@@ -377,12 +345,12 @@ void wire_encode_opened(struct wire_buf *b, uint32_t handle, uint64_t size,
     begin(b, WIRE_OPENED, 0);
     put_u32(b, handle);
     put_u64(b, size);
-    put_u8(b, (uint8_t)build_id_len);
-    put_bytes(b, build_id, build_id_len);
+    byte_buf_put_u8(b, (uint8_t)build_id_len);
+    byte_buf_put(b, build_id, build_id_len);
     finish(b);
 }
 
-void wire_encode_data(struct wire_buf *b, const uint8_t *data, uint32_t len)
+void wire_encode_data(struct byte_buf *b, const uint8_t *data, uint32_t len)
 {
     if (len > WIRE_MAX_READ)
         len = WIRE_MAX_READ;
@@ -391,7 +359,7 @@ void wire_encode_data(struct wire_buf *b, const uint8_t *data, uint32_t len)
         uLongf bound = compressBound(len);
         begin(b, WIRE_DATA, WIRE_FLAG_ZLIB);
         put_u32(b, len);
-        reserve(b, bound);
+        byte_buf_reserve(b, bound);
         uLongf out = bound;
         if (compress2(b->data + b->len, &out, data, len, Z_BEST_SPEED) == Z_OK &&
             out < len - len / 8) {
@@ -402,17 +370,17 @@ void wire_encode_data(struct wire_buf *b, const uint8_t *data, uint32_t len)
     }
     begin(b, WIRE_DATA, 0);
     put_u32(b, len);
-    put_bytes(b, data, len);
+    byte_buf_put(b, data, len);
     finish(b);
 }
 
-void wire_encode_closed(struct wire_buf *b)
+void wire_encode_closed(struct byte_buf *b)
 {
     begin(b, WIRE_CLOSED, 0);
     finish(b);
 }
 
-void wire_encode_error(struct wire_buf *b, uint32_t code, const char *message)
+void wire_encode_error(struct byte_buf *b, uint32_t code, const char *message)
 {
     begin(b, WIRE_ERROR, 0);
     put_u32(b, code);

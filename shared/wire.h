@@ -9,6 +9,8 @@
 #ifndef MT_SHARED_WIRE_H
 #define MT_SHARED_WIRE_H
 
+#include "shared/byte_buf.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,27 +93,22 @@ int wire_decode_header(const uint8_t hdr[WIRE_HEADER_SIZE], uint32_t *len, uint8
 int wire_decode(uint8_t type, uint8_t flags, const uint8_t *payload, size_t len,
                 struct wire_msg *msg, const char **why);
 
-/* An encoded frame: header and payload in one growing buffer. */
-struct wire_buf {
-    uint8_t *data;
-    size_t len, cap;
-};
-
-void wire_buf_free(struct wire_buf *b);
+/* The encoders write a frame, header and payload, into a byte_buf (its
+ * len starts over at each frame; byte_buf_free releases it). */
 /* Each starts a new frame in b (discarding what was there). */
-void wire_encode_hello(struct wire_buf *b, const char *name);
-void wire_encode_open_path(struct wire_buf *b, const char *path);
-void wire_encode_open_build_id(struct wire_buf *b, const uint8_t *id, size_t len);
-void wire_encode_open_debuglink(struct wire_buf *b, const char *obj_path, const char *name,
+void wire_encode_hello(struct byte_buf *b, const char *name);
+void wire_encode_open_path(struct byte_buf *b, const char *path);
+void wire_encode_open_build_id(struct byte_buf *b, const uint8_t *id, size_t len);
+void wire_encode_open_debuglink(struct byte_buf *b, const char *obj_path, const char *name,
                                 uint32_t crc);
-void wire_encode_read(struct wire_buf *b, uint32_t handle, uint64_t offset, uint32_t length);
-void wire_encode_close(struct wire_buf *b, uint32_t handle);
-void wire_encode_opened(struct wire_buf *b, uint32_t handle, uint64_t size,
+void wire_encode_read(struct byte_buf *b, uint32_t handle, uint64_t offset, uint32_t length);
+void wire_encode_close(struct byte_buf *b, uint32_t handle);
+void wire_encode_opened(struct byte_buf *b, uint32_t handle, uint64_t size,
                         const uint8_t *build_id, size_t build_id_len);
 /* Compresses data when that saves at least an eighth. */
-void wire_encode_data(struct wire_buf *b, const uint8_t *data, uint32_t len);
-void wire_encode_closed(struct wire_buf *b);
-void wire_encode_error(struct wire_buf *b, uint32_t code, const char *message);
+void wire_encode_data(struct byte_buf *b, const uint8_t *data, uint32_t len);
+void wire_encode_closed(struct byte_buf *b);
+void wire_encode_error(struct byte_buf *b, uint32_t code, const char *message);
 
 /* Unpacks a WIRE_DATA reply into out (exactly msg->length bytes, which the
  * caller checked against what it asked).  Returns 0 or -1. */
@@ -120,7 +117,7 @@ int wire_data_unpack(const struct wire_msg *msg, void *out, size_t out_len);
 /* Socket I/O with a deadline on every operation; -1 with errno set (ETIMEDOUT
  * when the peer is silent, ECONNRESET when it closed, EMSGSIZE when a frame
  * is longer than cap, the caller's payload buffer). */
-int wire_send(int fd, const struct wire_buf *b, int timeout_ms);
+int wire_send(int fd, const struct byte_buf *b, int timeout_ms);
 int wire_recv(int fd, uint8_t *payload, uint32_t cap, uint32_t *len, uint8_t *type,
               uint8_t *flags, int timeout_ms);
 

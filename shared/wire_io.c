@@ -108,7 +108,7 @@ static int read_all(int fd, uint8_t *p, size_t len, long long deadline)
     return 0;
 }
 
-int wire_send(int fd, const struct wire_buf *b, int timeout_ms)
+int wire_send(int fd, const struct byte_buf *b, int timeout_ms)
 {
     return write_all(fd, b->data, b->len, now_ms() + timeout_ms);
 }
@@ -136,10 +136,10 @@ static bool type_is(const uint8_t hdr[WIRE_HEADER_SIZE], uint8_t type) { return 
 int wire_handshake(int fd, const char *my_name, char *peer_name, size_t peer_len,
                    int timeout_ms, char *err, size_t errlen)
 {
-    struct wire_buf b = { 0 };
+    struct byte_buf b = { 0 };
     wire_encode_hello(&b, my_name);
     int rc = wire_send(fd, &b, timeout_ms);
-    wire_buf_free(&b);
+    byte_buf_free(&b);
     if (rc < 0) {
         snprintf(err, errlen, "sending hello: %s", strerror(errno));
         return -1;

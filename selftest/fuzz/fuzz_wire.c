@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (type == WIRE_OPEN_PATH && (strlen(msg.path) > WIRE_MAX_PATH))
             abort();
         /* What decodes must encode back to the same payload. */
-        struct wire_buf b = { 0 };
+        struct byte_buf b = { 0 };
         int check = 1;
         switch (type) {
         case WIRE_OPEN_PATH: wire_encode_open_path(&b, msg.path); break;
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (check && (b.len != have + WIRE_HEADER_SIZE ||
                       memcmp(b.data + WIRE_HEADER_SIZE, payload, have) != 0))
             abort();
-        wire_buf_free(&b);
+        byte_buf_free(&b);
     }
     free(payload);
     return 0;

@@ -28,7 +28,7 @@
 static struct wire_msg msg;
 
 /* Decodes a whole encoded frame; returns the decode result. */
-static int decode_frame(const struct wire_buf *b, const char **why)
+static int decode_frame(const struct byte_buf *b, const char **why)
 {
     uint32_t len;
     uint8_t type, flags;
@@ -39,7 +39,7 @@ static int decode_frame(const struct wire_buf *b, const char **why)
 }
 
 /* Every strict prefix of a frame's payload must be refused, not crash. */
-static void check_truncations(const struct wire_buf *b)
+static void check_truncations(const struct byte_buf *b)
 {
     uint8_t type = b->data[4], flags = b->data[5];
     size_t len = b->len - WIRE_HEADER_SIZE;
@@ -64,7 +64,7 @@ static void check_truncations(const struct wire_buf *b)
 
 static void test_round_trips(void)
 {
-    struct wire_buf b = { 0 };
+    struct byte_buf b = { 0 };
     const char *why = NULL;
 
     wire_encode_hello(&b, "memtrace on board");
@@ -172,7 +172,7 @@ static void test_round_trips(void)
     /* A NUL inside a path is refused. */
     uint8_t bad[] = { 0, 5, '/', 'a', 0, 'b', 'c' };
     CHECK(wire_decode(WIRE_OPEN_PATH, 0, bad, sizeof(bad), &msg, &why) < 0);
-    wire_buf_free(&b);
+    byte_buf_free(&b);
 }
 
 static void test_host_port(void)

@@ -116,7 +116,7 @@ void remote_conn_unref(struct remote_conn *c)
         wire_close(c->fd);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
-    wire_buf_free(&c->out);
+    byte_buf_free(&c->out);
     free(c->payload);
     free(c);
 }

@@ -25,7 +25,7 @@ struct remote_conn {
     bool said_no_reconnect;  /* warned that reconnecting failed */
     uint8_t *payload;
     uint32_t payload_cap;
-    struct wire_buf out;
+    struct byte_buf out;
     struct wire_msg msg; /* the last reply */
     struct remote_stats stats;
     unsigned cache_blocks; /* allocated by all the sources of this connection */

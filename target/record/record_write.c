@@ -1,6 +1,7 @@
 /* --record FILE: writing (record.h says the format). */
 #include "target/record/record.h"
 
+#include "shared/byte_buf.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 
@@ -9,69 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct buf {
-    uint8_t *p;
-    size_t n, cap;
-};
-
-static void buf_need(struct buf *b, size_t more)
+static void put_var(struct byte_buf *b, uint64_t v)
 {
-    if (b->n + more <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + more)
-        cap *= 2;
-    b->p = xrealloc(b->p, cap);
-    b->cap = cap;
-}
-
-static void put_byte(struct buf *b, uint8_t v)
-{
-    buf_need(b, 1);
-    b->p[b->n++] = v;
-}
-
-static void put_var(struct buf *b, uint64_t v)
-{
-    buf_need(b, 10);
     while (v >= 0x80) {
-        b->p[b->n++] = (uint8_t)(v | 0x80);
+        byte_buf_put_u8(b, (uint8_t)(v | 0x80));
         v >>= 7;
     }
-    b->p[b->n++] = (uint8_t)v;
+    byte_buf_put_u8(b, (uint8_t)v);
 }
 
 /* A wrapping difference, zigzag-coded: small either way. */
-static void put_delta(struct buf *b, uint64_t now, uint64_t before)
+static void put_delta(struct byte_buf *b, uint64_t now, uint64_t before)
 {
     uint64_t d = now - before;
     put_var(b, (d << 1) ^ (0 - (d >> 63)));
 }
 
-static void buf_append(struct buf *b, const struct buf *more)
-{
-    if (!more->n)
-        return;
-    buf_need(b, more->n);
-    memcpy(b->p + b->n, more->p, more->n);
-    b->n += more->n;
-}
-
-static void put_bytes(struct buf *b, const void *p, size_t n)
+static void put_bytes(struct byte_buf *b, const void *p, size_t n)
 {
     put_var(b, n);
-    if (!n)
-        return;
-    buf_need(b, n);
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
+    byte_buf_put(b, p, n);
 }
 
 /* A record: tag, length, payload. */
-static void put_record(struct buf *out, uint8_t tag, const struct buf *payload)
+static void put_record(struct byte_buf *out, uint8_t tag, const struct byte_buf *payload)
 {
-    put_byte(out, tag);
-    put_bytes(out, payload->p, payload->n);
+    byte_buf_put_u8(out, tag);
+    put_bytes(out, payload->data, payload->len);
 }
 
 /* Interned byte strings -> numbers (strings and frame tuples). */
@@ -169,19 +134,19 @@ struct recorder {
     uint32_t nsh;
     struct intern strings, frames;
     uint32_t nstrings, nframes;
-    struct buf out, tmp, list;
+    struct byte_buf out, tmp, list;
 };
 
-static void emit(struct recorder *r, const struct buf *b)
+static void emit(struct recorder *r, const struct byte_buf *b)
 {
-    if (r->failed || !b->n)
+    if (r->failed || !b->len)
         return;
-    if (fwrite(b->p, 1, b->n, r->f) != b->n || fflush(r->f) != 0) {
+    if (fwrite(b->data, 1, b->len, r->f) != b->len || fflush(r->f) != 0) {
         mt_warn("--record: writing %s: %s; recording stops", r->path, strerror(errno));
         r->failed = true;
         return;
     }
-    r->written += b->n;
+    r->written += b->len;
 }
 
 struct recorder *recorder_open(const char *path, unsigned interval_ms, uint64_t max_bytes,
@@ -205,8 +170,8 @@ struct recorder *recorder_open(const char *path, unsigned interval_ms, uint64_t 
 void recorder_start(struct recorder *r, int pid, unsigned depth, const char *program,
                     const char *engine)
 {
-    struct buf *h = &r->tmp;
-    h->n = 0;
+    struct byte_buf *h = &r->tmp;
+    h->len = 0;
     put_var(h, 1);
     put_var(h, r->interval_ms);
     put_var(h, (uint64_t)(pid < 0 ? 0 : pid));
@@ -216,10 +181,8 @@ void recorder_start(struct recorder *r, int pid, unsigned depth, const char *pro
     put_bytes(h, p, strlen(p));
     put_bytes(h, e, strlen(e));
     snprintf(r->engine, sizeof(r->engine), "%s", e);
-    r->out.n = 0;
-    buf_need(&r->out, RECORD_MAGIC_LEN);
-    memcpy(r->out.p, RECORD_MAGIC, RECORD_MAGIC_LEN);
-    r->out.n = RECORD_MAGIC_LEN;
+    r->out.len = 0;
+    byte_buf_put(&r->out, RECORD_MAGIC, RECORD_MAGIC_LEN);
     put_record(&r->out, 'H', h);
     emit(r, &r->out);
     r->started = true;
@@ -235,21 +198,16 @@ static uint32_t string_no(struct recorder *r, const char *s)
     uint32_t n = intern_get(&r->strings, s, len, r->nstrings + 1, &fresh);
     if (fresh) {
         r->nstrings++;
-        struct buf pl = { 0 };
-        buf_need(&pl, len + 1);
-        memcpy(pl.p, s, len);
-        pl.n = len;
         /* the record's payload is the bytes themselves */
-        put_byte(&r->out, 'T');
-        put_bytes(&r->out, pl.p, pl.n);
-        free(pl.p);
+        byte_buf_put_u8(&r->out, 'T');
+        put_bytes(&r->out, s, len);
     }
     return n;
 }
 
 static uint32_t frame_no(struct recorder *r, const struct report_frame *f)
 {
-    struct buf k = { 0 };
+    struct byte_buf k = { 0 };
     put_var(&k, f->pc);
     put_var(&k, string_no(r, f->module));
     put_var(&k, f->offset);
@@ -258,12 +216,12 @@ static uint32_t frame_no(struct recorder *r, const struct report_frame *f)
     put_var(&k, f->line);
     put_var(&k, (uint64_t)(f->inlined ? 1 : 0) | (f->tail_call ? 2 : 0));
     bool fresh;
-    uint32_t n = intern_get(&r->frames, k.p, k.n, r->nframes + 1, &fresh);
+    uint32_t n = intern_get(&r->frames, k.data, k.len, r->nframes + 1, &fresh);
     if (fresh) {
         r->nframes++;
         put_record(&r->out, 'F', &k);
     }
-    free(k.p);
+    byte_buf_free(&k);
     return n;
 }
 
@@ -279,13 +237,13 @@ static void define_stack(struct recorder *r, const struct report_source *src, ui
     report_frames_begin(&it, &all, id);
     while (n < sizeof(nos) / sizeof(nos[0]) && report_frames_next(&it, &f))
         nos[n++] = frame_no(r, &f);
-    struct buf k = { 0 };
+    struct byte_buf k = { 0 };
     put_var(&k, (uint64_t)id + r->id_base);
     put_var(&k, n);
     for (unsigned i = 0; i < n; i++)
         put_var(&k, nos[i]);
     put_record(&r->out, 'K', &k);
-    free(k.p);
+    byte_buf_free(&k);
 }
 
 static void grow_shadow(struct recorder *r, uint32_t limit)
@@ -353,8 +311,8 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     uint32_t limit = heap_stack_id_limit(b);
     grow_shadow(r, limit);
 
-    r->out.n = 0;
-    r->list.n = 0;
+    r->out.len = 0;
+    r->list.len = 0;
     /* the stacks that changed */
     size_t nchanged = 0;
     uint32_t prev_id = 0;
@@ -382,19 +340,19 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     uint64_t us = to_us(seconds);
     if (us < r->last_us)
         us = r->last_us;
-    struct buf *pl = &r->tmp;
-    pl->n = 0;
+    struct byte_buf *pl = &r->tmp;
+    pl->len = 0;
     put_var(pl, us - r->last_us);
     put_var(pl, RECORD_TOTALS);
     for (int i = 0; i < RECORD_TOTALS; i++)
         put_delta(pl, tot[i], r->totals[i]);
     put_var(pl, nchanged);
-    buf_append(pl, &r->list);
+    byte_buf_put(pl, r->list.data, r->list.len);
     put_record(&r->out, 'S', pl);
 
     if (peak_moved) {
-        pl->n = 0;
-        r->list.n = 0;
+        pl->len = 0;
+        r->list.len = 0;
         size_t np = 0;
         prev_id = 0;
         for (uint32_t id = 0; id < limit; id++) {
@@ -412,11 +370,11 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
         put_var(pl, pk.blocks);
         put_var(pl, pk_us);
         put_var(pl, np);
-        buf_append(pl, &r->list);
+        byte_buf_put(pl, r->list.data, r->list.len);
         put_record(&r->out, 'P', pl);
     }
 
-    if (r->written + r->out.n > r->max) {
+    if (r->written + r->out.len > r->max) {
         mt_warn("--record: %s reached its %llu bytes: recording stops at %.3f s", r->path,
                 (unsigned long long)r->max, seconds);
         r->full = true;
@@ -457,8 +415,8 @@ void recorder_engine(struct recorder *r, const char *engine)
         strncmp(engine, r->engine, sizeof(r->engine)) == 0)
         return;
     snprintf(r->engine, sizeof(r->engine), "%s", engine);
-    struct buf e = { (uint8_t *)r->engine, strlen(r->engine), 0 };
-    r->out.n = 0;
+    struct byte_buf e = { (uint8_t *)r->engine, strlen(r->engine), 0 };
+    r->out.len = 0;
     put_record(&r->out, 'E', &e);
     emit(r, &r->out);
 }
@@ -469,9 +427,9 @@ void recorder_rebase(struct recorder *r, double time_offset)
         return;
     /* a sample at the last time that takes every stack of the old books
      * (and the peak) to zero, from the figures the file holds */
-    struct buf *pl = &r->tmp;
-    r->out.n = 0;
-    r->list.n = 0;
+    struct byte_buf *pl = &r->tmp;
+    r->out.len = 0;
+    r->list.len = 0;
     size_t n = 0;
     uint32_t prev = 0;
     for (uint32_t id = 0; id < r->nsh; id++) {
@@ -494,15 +452,15 @@ void recorder_rebase(struct recorder *r, double time_offset)
     uint64_t us = to_us(time_offset);
     if (us <= r->last_us)
         us = r->last_us + 1;
-    pl->n = 0;
+    pl->len = 0;
     put_var(pl, us - r->last_us);
     put_var(pl, RECORD_TOTALS);
     for (int i = 0; i < RECORD_TOTALS; i++)
         put_delta(pl, 0, r->totals[i]);
     put_var(pl, n);
-    buf_append(pl, &r->list);
+    byte_buf_put(pl, r->list.data, r->list.len);
     put_record(&r->out, 'S', pl);
-    r->list.n = 0;
+    r->list.len = 0;
     n = 0;
     prev = 0;
     for (uint32_t id = 0; id < r->nsh; id++) {
@@ -516,14 +474,14 @@ void recorder_rebase(struct recorder *r, double time_offset)
         put_delta(&r->list, 0, s->peak_blocks);
         n++;
     }
-    pl->n = 0;
+    pl->len = 0;
     put_var(pl, 0);
     put_var(pl, 0);
     put_var(pl, 0);
     put_var(pl, n);
-    buf_append(pl, &r->list);
+    byte_buf_put(pl, r->list.data, r->list.len);
     put_record(&r->out, 'P', pl);
-    if (r->written + r->out.n > r->max) {
+    if (r->written + r->out.len > r->max) {
         r->full = true;
         return;
     }
@@ -559,9 +517,9 @@ int recorder_close(struct recorder *r)
     intern_free(&r->strings);
     intern_free(&r->frames);
     free(r->sh);
-    free(r->out.p);
-    free(r->tmp.p);
-    free(r->list.p);
+    byte_buf_free(&r->out);
+    byte_buf_free(&r->tmp);
+    byte_buf_free(&r->list);
     free(r->path);
     free(r);
     return rc;
