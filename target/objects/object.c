@@ -27,7 +27,8 @@ struct part_state {
 struct object {
     char *path;             /* as the target sees it */
     pid_t pid;
-    uint64_t start, end;    /* the mapping it was opened from */
+    uint64_t start, end;    /* the mappings it was opened from */
+    uint64_t first_end;     /* the first one's end (map_files) */
     bool executable;
     struct file_locator *locator;
     struct part_state part[OBJECT_PARTS];
@@ -52,6 +53,7 @@ struct object *object_new(const struct object_origin *origin)
     o->pid = origin->pid;
     o->start = origin->start;
     o->end = origin->end;
+    o->first_end = origin->first_end ? origin->first_end : origin->end;
     o->executable = origin->executable;
     o->locator = origin->locator;
     return o;
@@ -132,6 +134,16 @@ static struct elf_file *vdso_open(struct object *o, enum object_error *err)
     return elf_file_open(byte_source_open_memory(image, (size_t)len, VDSO_NAME), why, sizeof(why));
 }
 
+/* map_files names the very file that is mapped, even when the path was
+ * replaced or deleted since (a package upgrade). */
+static struct byte_source *open_map_file(const struct object *o, char *err, size_t errlen)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)o->pid, o->start,
+             o->first_end);
+    return byte_source_open_file(path, err, errlen);
+}
+
 struct elf_file *object_mapped_elf(struct object *o)
 {
     if (o->mapped || tried(o, OBJECT_MAPPED))
@@ -143,11 +155,7 @@ struct elf_file *object_mapped_elf(struct object *o)
         return o->mapped;
     }
     char path[128], err[256] = "";
-    /* map_files names the very file that is mapped, even when the path was
-     * replaced or deleted since (a package upgrade). */
-    snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)o->pid, o->start,
-             o->end);
-    struct byte_source *src = byte_source_open_file(path, err, sizeof(err));
+    struct byte_source *src = open_map_file(o, err, sizeof(err));
     if (!src) {
         snprintf(path, sizeof(path), "/proc/%d/root", (int)o->pid);
         char *full = NULL;
@@ -192,12 +200,16 @@ struct debug_object *object_debug_object(struct object *o)
         size_t wl = elf_file_build_id(mapped, want, sizeof(want));
         size_t hl = elf_file_build_id(debug_object_elf(o->dobj), have, sizeof(have));
         if (wl && (wl != hl || memcmp(want, have, wl) != 0)) {
-            mt_warn("%s: the copy found has another build-id than the mapped file; not used",
-                    o->path);
             debug_object_close(o->dobj);
             o->dobj = NULL;
             code = OBJECT_E_BUILD_ID;
             snprintf(err, sizeof(err), "build-id mismatch");
+            /* Replaced since it was mapped (an upgrade): the mapped file
+             * itself still names its functions and leads to its own
+             * debug file by build-id. */
+            o->dobj = debug_object_borrow_elf(o->locator, o->path, mapped);
+            mt_warn("%s: the copy found has another build-id than the mapped file; %s", o->path,
+                    o->dobj ? "the mapped file is read instead" : "not used");
         }
     }
     load_done(o, OBJECT_DEBUG, o->dobj ? OBJECT_LOADED : code, err);

@@ -29,14 +29,16 @@ struct file_locator;
 struct symbolizer;
 struct object;
 
-/* Where an object's bytes come from.  The mapping's extent names the file
- * under /proc/PID/map_files (the very file mapped, even if replaced on
- * disk since) and is the vDSO's image.  pid < 0: no process (the file is
+/* Where an object's bytes come from.  The first mapping's extent names the
+ * file under /proc/PID/map_files (the very file mapped, even if replaced on
+ * disk since); the whole extent is the vDSO's image.  pid < 0: no process (the file is
  * read from path). */
 struct object_origin {
     pid_t pid;
     const char *path;           /* as the target sees it (copied) */
     uint64_t start, end;        /* runtime extent of its mappings */
+    uint64_t first_end;         /* end of the first one, which names the
+                                   file under /proc/PID/map_files */
     bool executable;            /* the process's executable (a static one
                                    exports through .symtab) */
     struct file_locator *locator; /* for the debug object; outlives it */

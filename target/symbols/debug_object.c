@@ -12,6 +12,7 @@ struct debug_object {
     struct file_locator *loc;
     char *path;
     struct elf_file *obj;
+    bool obj_borrowed;      /* obj is the caller's: not closed here */
     struct elf_file *debug;
     struct symtab *symtab;
     struct elf_file *alt;
@@ -80,6 +81,15 @@ struct debug_object *debug_object_from_elf(struct file_locator *loc, const char 
     return o;
 }
 
+struct debug_object *debug_object_borrow_elf(struct file_locator *loc, const char *path,
+                                             struct elf_file *obj)
+{
+    struct debug_object *o = debug_object_from_elf(loc, path, obj);
+    if (o)
+        o->obj_borrowed = true;
+    return o;
+}
+
 struct debug_object *debug_object_open(struct file_locator *loc, const char *path, char *err, size_t errlen)
 {
     struct byte_source *src = file_locator_open_path(loc, path);
@@ -101,7 +111,8 @@ void debug_object_close(struct debug_object *o)
     elf_file_close(o->alt);
     symtab_free(o->symtab);
     elf_file_close(o->debug);
-    elf_file_close(o->obj);
+    if (!o->obj_borrowed)
+        elf_file_close(o->obj);
     free(o->path);
     free(o);
 }

@@ -21,6 +21,10 @@ struct debug_object *debug_object_open(struct file_locator *loc, const char *pat
  * obj; it is closed on failure too).  path is where the target sees it, for
  * the .gnu_debuglink search. */
 struct debug_object *debug_object_from_elf(struct file_locator *loc, const char *path, struct elf_file *obj);
+/* The same over an object the caller keeps open for longer than the debug
+ * object (an object's mapped file, when no other copy matches it). */
+struct debug_object *debug_object_borrow_elf(struct file_locator *loc, const char *path,
+                                             struct elf_file *obj);
 void debug_object_close(struct debug_object *o);
 
 const char *debug_object_path(const struct debug_object *o);

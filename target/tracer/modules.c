@@ -218,7 +218,7 @@ int module_map_refresh(struct module_map *mm, void (*gone)(void *ctx, struct mod
             m->generation = mm->generation;
             m->is_main = mm->main_path && strcmp(mm->main_path, e->path) == 0;
             m->obj = object_new(&(struct object_origin){ .pid = mm->pid, .path = m->path,
-                .start = m->start, .end = m->end, .executable = m->is_main, .locator = mm->locator });
+                .start = m->start, .end = m->end, .first_end = e->end, .executable = m->is_main, .locator = mm->locator });
             if (module_compute_bias(m, e->start, e->offset)) {
                 struct elf_file *mapped = object_mapped_elf(m->obj);
                 if (!mm->interp_path && m->is_main && mapped) {
