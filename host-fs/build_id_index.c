@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,24 +30,56 @@ struct entry {
     char *path; /* absolute inside the sysroot */
 };
 
-/* One index for the process: every session asks the same sysroots. */
-static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct entry *entries;
-static size_t n_entries, cap_entries, files_seen;
-static time_t last_scan;
-static bool scanned;
+/* The entries of one walk. */
+struct index {
+    struct entry *entries;
+    size_t n, cap, files_seen;
+};
 
-static void add(int sysroot, const char *path, const uint8_t *id, size_t len)
+/* One index for the process: every session asks the same sysroots.  The
+ * walk fills an index of its own and publishes it when done. */
+static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t index_done = PTHREAD_COND_INITIALIZER;
+static struct index published;
+static time_t last_scan;
+static bool scanned, scanning;
+
+static void add(struct index *ix, int sysroot, const char *path, const uint8_t *id, size_t len)
 {
-    if (n_entries == cap_entries) {
-        cap_entries = cap_entries ? cap_entries * 2 : 256;
-        entries = xreallocarray(entries, cap_entries, sizeof(*entries));
+    if (ix->n == ix->cap) {
+        ix->cap = ix->cap ? ix->cap * 2 : 256;
+        ix->entries = xreallocarray(ix->entries, ix->cap, sizeof(*ix->entries));
     }
-    struct entry *e = &entries[n_entries++];
+    struct entry *e = &ix->entries[ix->n++];
     memcpy(e->id, id, len);
     e->id_len = (uint8_t)len;
     e->sysroot = sysroot;
     e->path = xstrdup(path);
+}
+
+static void index_free(struct index *ix)
+{
+    for (size_t i = 0; i < ix->n; i++)
+        free(ix->entries[i].path);
+    free(ix->entries);
+    *ix = (struct index){ 0 };
+}
+
+/* The kernel's own trees hold no sysroot files, and /proc alone has tens
+ * of thousands of entries (and /proc/kcore). */
+static bool is_pseudo_fs(int dir_fd)
+{
+    struct statfs fs;
+    if (fstatfs(dir_fd, &fs) < 0)
+        return true;
+    switch ((unsigned long)fs.f_type) {
+    case PROC_SUPER_MAGIC: case SYSFS_MAGIC: case DEBUGFS_MAGIC: case TRACEFS_MAGIC:
+    case CGROUP_SUPER_MAGIC: case CGROUP2_SUPER_MAGIC: case DEVPTS_SUPER_MAGIC:
+    case SECURITYFS_MAGIC: case BPF_FS_MAGIC: case PSTOREFS_MAGIC:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* A readable descriptor for what the O_PATH pfd names, which fstat said is
@@ -71,17 +105,19 @@ static int reopen_checked(int pfd, const struct stat *st)
     return fd;
 }
 
-static void scan_dir(int sysroot, int dir_fd, char *path, size_t plen, int depth)
+static void scan_dir(struct index *ix, int sysroot, int dir_fd, char *path, size_t plen, int depth)
 {
-    if (depth > MAX_DEPTH)
+    if (depth > MAX_DEPTH || is_pseudo_fs(dir_fd)) {
+        close(dir_fd);
         return;
+    }
     DIR *d = fdopendir(dir_fd);
     if (!d) {
         close(dir_fd);
         return;
     }
     struct dirent *de;
-    while ((de = readdir(d)) && files_seen < MAX_FILES) {
+    while ((de = readdir(d)) && ix->files_seen < MAX_FILES) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         size_t nlen = strlen(de->d_name);
@@ -105,40 +141,70 @@ static void scan_dir(int sysroot, int dir_fd, char *path, size_t plen, int depth
         if (fd < 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
-            scan_dir(sysroot, fd, path, plen + 1 + nlen, depth + 1);
+            scan_dir(ix, sysroot, fd, path, plen + 1 + nlen, depth + 1);
             continue;
         }
-        files_seen++;
+        ix->files_seen++;
         uint8_t id[64];
         size_t len = S_ISREG(st.st_mode) && st.st_size >= 64
                          ? elf_build_id_of_fd(fd, (uint64_t)st.st_size, id, sizeof(id))
                          : 0;
         if (len)
-            add(sysroot, path, id, len);
+            add(ix, sysroot, path, id, len);
         close(fd);
     }
     path[plen] = 0;
     closedir(d);
 }
 
-static void rescan(const struct sysroot_set *s)
+static void *scan_main(void *arg)
 {
-    for (size_t i = 0; i < n_entries; i++)
-        free(entries[i].path);
-    n_entries = 0;
-    files_seen = 0;
+    const struct sysroot_set *s = arg;
+    struct index ix = { 0 };
     char *path = xmalloc(4096);
     for (int i = 0; i < s->count; i++) {
         int fd = openat(s->items[i].fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
             continue;
         path[0] = 0;
-        scan_dir(i, fd, path, 0, 0);
+        scan_dir(&ix, i, fd, path, 0, 0);
     }
     free(path);
+    mt_info("indexed %zu ELF files with a build-id (%zu files seen)", ix.n, ix.files_seen);
+    pthread_mutex_lock(&index_lock);
+    index_free(&published);
+    published = ix;
     scanned = true;
+    scanning = false;
     last_scan = time(NULL);
-    mt_info("indexed %zu ELF files with a build-id (%zu files seen)", n_entries, files_seen);
+    pthread_cond_broadcast(&index_done);
+    pthread_mutex_unlock(&index_lock);
+    return NULL;
+}
+
+/* Called locked after a miss: starts a walk unless one runs or the last
+ * one is recent, then waits for the running walk until the deadline.
+ * True when a newer index was published meanwhile. */
+static bool refresh(const struct sysroot_set *s, const struct timespec *deadline)
+{
+    if (!scanning && scanned && time(NULL) - last_scan < RESCAN_S)
+        return false;
+    if (!scanning) {
+        pthread_attr_t attr;
+        pthread_t t;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        scanning = pthread_create(&t, &attr, scan_main, (void *)s) == 0;
+        pthread_attr_destroy(&attr);
+        if (!scanning)
+            return false;
+    }
+    while (scanning)
+        if (pthread_cond_timedwait(&index_done, &index_lock, deadline) != 0)
+            break;
+    if (scanning)
+        mt_info("the build-id index is still being built; answered \"not found\"");
+    return !scanning;
 }
 
 int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t len)
@@ -146,34 +212,42 @@ int build_id_index_open(const struct sysroot_set *s, const uint8_t *id, size_t l
     return build_id_index_open_if(s, id, len, NULL);
 }
 
+static int find(const struct sysroot_set *s, const uint8_t *id, size_t len,
+                int (*want)(int fd, uint64_t size))
+{
+    for (size_t i = 0; i < published.n; i++) {
+        const struct entry *e = &published.entries[i];
+        if (e->id_len != len || memcmp(e->id, id, len) != 0)
+            continue;
+        /* The index may be stale: open it the safe way and check again. */
+        int fd = safe_open_in_root(s->items[e->sysroot].fd, e->path);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        uint8_t now[64];
+        if (fstat(fd, &st) == 0 && elf_build_id_of_fd(fd, (uint64_t)st.st_size, now, sizeof(now)) == len &&
+            memcmp(now, id, len) == 0 && (!want || want(fd, (uint64_t)st.st_size)))
+            return fd;
+        close(fd);
+    }
+    return -ENOENT;
+}
+
 int build_id_index_open_if(const struct sysroot_set *s, const uint8_t *id, size_t len,
                            int (*want)(int fd, uint64_t size))
 {
-    pthread_mutex_lock(&index_lock);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1 || !scanned) {
-            if (scanned && time(NULL) - last_scan < RESCAN_S)
-                break;
-            rescan(s);
-        }
-        for (size_t i = 0; i < n_entries; i++) {
-            if (entries[i].id_len != len || memcmp(entries[i].id, id, len) != 0)
-                continue;
-            /* The index may be stale: open it the safe way and check again. */
-            int fd = safe_open_in_root(s->items[entries[i].sysroot].fd, entries[i].path);
-            if (fd < 0)
-                continue;
-            struct stat st;
-            uint8_t now[64];
-            if (fstat(fd, &st) == 0 &&
-                elf_build_id_of_fd(fd, (uint64_t)st.st_size, now, sizeof(now)) == len &&
-                memcmp(now, id, len) == 0 && (!want || want(fd, (uint64_t)st.st_size))) {
-                pthread_mutex_unlock(&index_lock);
-                return fd;
-            }
-            close(fd);
-        }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += BUILD_ID_INDEX_WAIT_MS / 1000;
+    deadline.tv_nsec += (long)(BUILD_ID_INDEX_WAIT_MS % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
     }
+    pthread_mutex_lock(&index_lock);
+    int fd = find(s, id, len, want);
+    if (fd < 0 && refresh(s, &deadline))
+        fd = find(s, id, len, want);
     pthread_mutex_unlock(&index_lock);
-    return -ENOENT;
+    return fd;
 }
