@@ -23,7 +23,7 @@ prog="$MT_PROGS/export_mix"
 [ -x "$prog" ] || fail "$prog is not built"
 cd "$MT_TMP" || fail "no scratch directory"
 
-"$MEMTRACE" -q -j -o mt.json "$prog" >/dev/null || fail "memtrace -j failed"
+"$MEMTRACE" -q -j --record mt.rec -o mt.json "$prog" >/dev/null || fail "memtrace -j failed"
 "$MEMTRACE" -q --format heaptrack -o mt.gz "$prog" >/dev/null || fail "memtrace --format heaptrack failed"
 gzip -t mt.gz || fail "not a gzip file"
 heaptrack -o "$MT_TMP/ht" "$prog" >heaptrack.log 2>&1 || fail "heaptrack failed: $(cat heaptrack.log)"
@@ -38,6 +38,13 @@ for who in mt ht; do
         heaptrack_print -f "$f" -F ${who}_$cost.txt --flamegraph-cost-type $cost >/dev/null 2>&1 ||
             fail "heaptrack_print -F $cost on $f failed"
     done
+done
+
+# The same export from the recording (--replay keeps figures, no blocks).
+"$MEMTRACE" --replay mt.rec --format heaptrack -o rp.gz || fail "memtrace --replay --format heaptrack failed"
+for cost in allocations temporary leaked peak; do
+    heaptrack_print -f rp.gz -F rp_$cost.txt --flamegraph-cost-type $cost >/dev/null 2>&1 ||
+        fail "heaptrack_print -F $cost on the replay's file failed"
 done
 
 python3 - <<'PY' || fail "heaptrack_print's figures differ (files in $MT_TMP)"
@@ -66,8 +73,11 @@ h, p = r['heap'], r['peak']
 want = {'allocations': h['allocs'], 'temporary': h['temporary'], 'leaked': h['in_use_bytes'],
         'peak': p['bytes']}
 for cost, v in want.items():
-    print('%-11s memtrace %8d | heaptrack_print on memtrace\'s file %8d' % (cost, v, fig['mt', cost][1]))
+    fig['rp', cost] = sites('rp_%s.txt' % cost)
+    print('%-11s memtrace %8d | heaptrack_print on memtrace\'s file %8d, on the replay\'s %8d' %
+          (cost, v, fig['mt', cost][1], fig['rp', cost][1]))
     assert fig['mt', cost][1] == v, cost
+    assert fig['rp', cost] == fig['mt', cost], ('replay', cost)
 txt = open('mt_print.txt').read()
 m = re.search(r'^calls to allocation functions: (\d+) ', txt, re.M)
 assert m and int(m.group(1)) == h['allocs'], 'summary calls'

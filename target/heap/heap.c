@@ -79,6 +79,7 @@ struct heap_books {
     uint64_t peak_alloc;              /* seq_next then: its allocation's number */
     struct heap_peak peak;
     struct timespec origin;           /* when the books were created */
+    double loaded_seconds;            /* loaded books: their moment; else < 0 */
 
     uint32_t cur_tid;
     uint64_t cur_last;                /* the last block cur_tid allocated, 0 = none */
@@ -118,6 +119,7 @@ struct heap_books *heap_books_new(void)
     struct heap_books *b = xcalloc(1, sizeof(*b));
     table_alloc(b, 10);
     clock_gettime(CLOCK_MONOTONIC, &b->origin);
+    b->loaded_seconds = -1;
     return b;
 }
 
@@ -274,6 +276,8 @@ static double seconds_since(const struct timespec *origin)
 
 double heap_seconds(const struct heap_books *b)
 {
+    if (b->loaded_seconds >= 0)
+        return b->loaded_seconds;
     return seconds_since(&b->origin);
 }
 
@@ -714,8 +718,9 @@ size_t heap_books_memory(const struct heap_books *b)
 }
 
 void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
-                      const struct heap_peak *peak)
+                      const struct heap_peak *peak, double seconds)
 {
+    b->loaded_seconds = seconds > 0 ? seconds : 0;
     b->totals = *t;
     b->peak = *peak;
     b->peak_seq = 0;

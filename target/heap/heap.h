@@ -173,9 +173,10 @@ double heap_seconds(const struct heap_books *b);
 
 /* Books rebuilt from figures alone (memtrace --replay): no blocks, only
  * the totals, the peak, and per stack its figures now and at the peak.
- * On books fresh from heap_books_new. */
+ * On books fresh from heap_books_new.  seconds: the moment the figures
+ * describe, which heap_seconds answers from then on. */
 void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
-                      const struct heap_peak *peak);
+                      const struct heap_peak *peak, double seconds);
 void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
                      uint64_t peak_bytes, uint64_t peak_blocks);
 

@@ -142,7 +142,7 @@ static struct heap_books *build_books(const struct recording *r, const struct re
         .maps_recorded = v[7], .replaced_blocks = v[8], .temporary = v[9],
     };
     struct heap_peak p = { s->peak_bytes, s->peak_blocks, (double)s->peak_us / 1e6 };
-    heap_load_totals(b, &t, &p);
+    heap_load_totals(b, &t, &p, (double)s->us / 1e6);
     for (size_t i = 0; i < r->nstacks; i++) {
         const uint64_t *f = s->now[i];
         if (!f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !s->peak[i][0] && !s->peak[i][1])

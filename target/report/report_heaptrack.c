@@ -125,6 +125,8 @@ struct ht_stack {
     uint64_t peak_only, peak_only_bytes;             /* in use at the peak, freed before the end */
     uint64_t temporary;                              /* of all its allocations */
     size_t live_first, survivors, late;               /* its live blocks in the sorted array */
+    bool made_up;       /* loaded books (--replay) keep no blocks: the live ones */
+    uint64_t live_bytes; /* are made up, live_bytes shared out evenly */
 };
 
 /* Block k of n sharing bytes evenly. */
@@ -150,6 +152,14 @@ static long peak_rss_pages(int pid, long page)
             break;
     fclose(f);
     return kb > 0 ? kb * 1024 / page : 0;
+}
+
+/* The size of live block j of stack s (survivors first, then late). */
+static uint64_t live_size(const struct ht_stack *s, const struct heap_block *blocks, size_t j)
+{
+    if (s->made_up)
+        return share(s->live_bytes, s->survivors + s->late, j);
+    return blocks[s->live_first + j].size;
 }
 
 static int cmp_blocks(const void *pa, const void *pb)
@@ -226,6 +236,16 @@ static void write_trace(FILE *out, const struct report_source *src)
                 late_bytes += blocks[b].size;
             }
         }
+        if (!s->survivors && !s->late && t.blocks_in_use) {
+            /* Figures without blocks: those at the peak are taken to be
+             * the ones that live on, which keeps every sum above. */
+            s->made_up = true;
+            s->live_bytes = t.bytes_in_use;
+            s->survivors = t.blocks_in_use < p.blocks_in_use ? t.blocks_in_use : p.blocks_in_use;
+            s->late = t.blocks_in_use - s->survivors;
+            for (size_t j = 0; j < s->survivors + s->late; j++)
+                *(j < s->survivors ? &survivor_bytes : &late_bytes) += live_size(s, blocks, j);
+        }
         s->peak_only = sub_clamped(p.blocks_in_use, s->survivors);
         s->peak_only_bytes = s->peak_only ? sub_clamped(p.bytes_in_use, survivor_bytes) : 0;
         uint64_t churn = sub_clamped(t.allocs, p.blocks_in_use + s->late);
@@ -268,7 +288,7 @@ static void write_trace(FILE *out, const struct report_source *src)
     for (size_t k = 0; k < n; k++) {
         const struct ht_stack *s = &stacks[k];
         for (size_t j = 0; j < s->survivors; j++)
-            fprintf(out, "+ %x\n", ht_kind(&h, blocks[s->live_first + j].size, s->trace));
+            fprintf(out, "+ %x\n", ht_kind(&h, live_size(s, blocks, j), s->trace));
     }
     if (temp_at_peak < n) {
         const struct ht_stack *s = &stacks[temp_at_peak];
@@ -287,7 +307,7 @@ static void write_trace(FILE *out, const struct report_source *src)
     for (size_t k = 0; k < n; k++) {
         const struct ht_stack *s = &stacks[k];
         for (size_t j = 0; j < s->late; j++)
-            fprintf(out, "+ %x\n", ht_kind(&h, blocks[s->live_first + s->survivors + j].size, s->trace));
+            fprintf(out, "+ %x\n", ht_kind(&h, live_size(s, blocks, s->survivors + j), s->trace));
     }
     fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end * 1000));
     long rss = peak_rss_pages(src->pid, page > 0 ? page : 4096);
