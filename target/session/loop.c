@@ -57,13 +57,27 @@ void session_handle_signals(struct session *s, int sfd)
     } while (n == (ssize_t)sizeof(si));
 }
 
-static void handle_console_input(struct session *s, struct pollfd *pfd)
+/* A console on a terminal where memtrace is a background job (`memtrace
+ * -p PID &`) is not read: the read would stop memtrace (SIGTTIN), and the
+ * program it traces with it.  The shell's `fg` of a running job sends no
+ * signal, so the loop looks again every CONSOLE_RECHECK_MS meanwhile. */
+enum { CONSOLE_RECHECK_MS = 200 };
+
+static int console_poll_fd(const struct session *s)
+{
+    if (!s->console || s->console_ended)
+        return -1;
+    pid_t fg = tcgetpgrp(s->console_fd);
+    return fg < 0 || fg == getpgrp() ? s->console_fd : -1;
+}
+
+static void handle_console_input(struct session *s)
 {
     if (console_editing(s->console)) {
         /* One key at a time: the editor reads nothing poll() did not
          * announce (but the rest of an escape sequence, briefly). */
         if (!console_read_edited(s->console))
-            pfd->fd = -1;
+            s->console_ended = true;
         if (console_wants_quit(s->console))
             s->quit_requested = true;
         return;
@@ -76,7 +90,7 @@ static void handle_console_input(struct session *s, struct pollfd *pfd)
         /* End of the script: tracing goes on until the program ends or a
          * signal or `quit` stops it. */
         console_eof(s->console);
-        pfd->fd = -1;
+        s->console_ended = true;
     }
     if (console_wants_quit(s->console))
         s->quit_requested = true;
@@ -127,7 +141,7 @@ int session_run(struct session *s)
     }
     struct pollfd fds[3 + AGENT_DOORBELLS] = {
         {.fd = sfd, .events = POLLIN},
-        {.fd = s->console ? s->console_fd : -1, .events = POLLIN},
+        {.fd = -1, .events = POLLIN},   /* the console, when it may be read */
         {.fd = s->timer_fd, .events = POLLIN},
     };
     struct tracee *rang[3 + AGENT_DOORBELLS];
@@ -143,6 +157,10 @@ int session_run(struct session *s)
          * polls; a full ring rings its doorbell (target/agent) */
         int timeout = -1;
         nfds_t nfds = 3 + agent_doorbells(s, fds + 3, rang + 3, &timeout);
+        fds[1].fd = console_poll_fd(s);
+        if (fds[1].fd < 0 && s->console && !s->console_ended &&
+            (timeout < 0 || timeout > CONSOLE_RECHECK_MS))
+            timeout = CONSOLE_RECHECK_MS;
         if (more)
             timeout = 0;
         /* --record: a sample at least every interval, idle or not */
@@ -161,7 +179,7 @@ int session_run(struct session *s)
         if (fds[0].revents)
             session_handle_signals(s, sfd);
         if (fds[1].fd >= 0 && fds[1].revents)
-            handle_console_input(s, &fds[1]);
+            handle_console_input(s);
         if (fds[2].revents) {
             uint64_t ticks;
             if (read(s->timer_fd, &ticks, sizeof(ticks)) > 0 && s->console) {

@@ -16,6 +16,7 @@ struct session {
     struct family family;       /* every traced process (-f: its children too) */
     struct console *console;    /* NULL without a console */
     int console_fd;             /* -1 without a console */
+    bool console_ended;         /* its input ended: not polled any more */
     bool quit_requested;
     int quit_signal;            /* SIGINT/SIGTERM/SIGHUP that ended us, or 0 */
     double monitor_seconds;
