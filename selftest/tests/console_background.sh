@@ -16,17 +16,7 @@ phase1="$((30 * 64 + 800)) bytes in 31 blocks"
 mkdir vgctl && touch vgctl/go0 vgctl/go1 vgctl/go2 vgctl/go3
 untraced=$("$PROG" vgctl) || fail "untraced run failed"
 
-mkdir ctl
-"$PROG" "$MT_TMP/ctl" > prog.out &
-prog=$!
-SOCK="$MT_TMP/tmux.sock"
-tm() { tmux -S "$SOCK" "$@"; }
-cleanup() {
-    tm kill-server 2>/dev/null
-    kill "$prog" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line prog.out '^phases: start$'
+tmux_phases_start
 
 tm -f /dev/null new-session -d -s sh -x 120 -y 50 "env -i PATH=$PATH TERM=screen PS1='$ ' bash --norc --noprofile -i" ||
     fail "tmux cannot start a session"

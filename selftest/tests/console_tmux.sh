@@ -22,17 +22,7 @@ fi
 read -r in_bytes in_blocks <<< "$phase1_in_use"
 untraced=$("$PROG" vgctl) || fail "untraced run failed"
 
-mkdir ctl
-"$PROG" "$MT_TMP/ctl" > prog.out &
-prog=$!
-SOCK="$MT_TMP/tmux.sock"
-tm() { tmux -S "$SOCK" "$@"; }
-cleanup() {
-    tm kill-server 2>/dev/null
-    kill "$prog" 2>/dev/null
-}
-trap cleanup EXIT
-wait_for_line prog.out '^phases: start$'
+tmux_phases_start
 
 tm -f /dev/null new-session -d -s mt -x 120 -y 50 \
     "'$MEMTRACE' -q -p $prog 2> '$MT_TMP/err.txt'; echo \$? > '$MT_TMP/rc'; sleep 60" ||

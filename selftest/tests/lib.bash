@@ -255,3 +255,16 @@ libc_debug_file() {
 report_timeless() {
     sed -E 's/^(    peak heap: [0-9]+ bytes in [0-9]+ blocks at )[0-9]+\.[0-9]+ s$/\1T s/' "$1"
 }
+
+# A person at a terminal (console_tmux.sh, console_background.sh): tm runs
+# tmux on a server of the test's own; tmux_phases_start starts $PROG (the
+# phases program) on $MT_TMP/ctl in the background, prog=its pid, output
+# in prog.out, and has both ended at exit.
+tm() { tmux -S "$MT_TMP/tmux.sock" "$@"; }
+tmux_phases_start() {
+    mkdir ctl
+    "$PROG" "$MT_TMP/ctl" > prog.out &
+    prog=$!
+    trap 'tm kill-server 2>/dev/null; kill "$prog" 2>/dev/null' EXIT
+    wait_for_line prog.out '^phases: start$'
+}
