@@ -132,22 +132,23 @@ HOSTFS_LIBS := -lavahi-client -lavahi-common -lz
 HOSTFS_LIBS += -lmicrohttpd
 # --upstream (host-fs/upstream.c): elfutils' libdebuginfod (libdebuginfod-dev).
 HOSTFS_LIBS += -ldebuginfod
-# --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, linked statically into
-# memtrace so that the board binary stays self-contained (Debian's
-# libssl-dev ships libssl.a and libcrypto.a).  Cross builds unpack the
-# target's libssl-dev (selftest/cross-openssl.sh); when that fails, and for
-# ARCH=i386, they are made without it (MT_NO_TLS): --key says so in one line.
+# --key (TLS 1.3 PSK, shared/wire_tls.c): OpenSSL, through the table of
+# shared/tls_lib.c.  Native builds (memtrace and memtrace-fs) compile
+# against libssl-dev's headers but link no OpenSSL: the first --key loads
+# libssl.so.3 and libcrypto.so.3 with dlopen (the .deb Recommends libssl3),
+# so a run without --key pays nothing for it.  Linked in, OpenSSL's
+# relocated .data.rel.ro made every start of the PIE tracer ~380 KiB
+# bigger.  Cross builds link the target's libssl.a and libcrypto.a
+# statically (MT_TLS_STATIC, unpacked from its libssl-dev by
+# selftest/cross-openssl.sh) so that the board binary stays self-contained,
+# and pay that RSS at every start; when the download fails, and for
+# ARCH=i386, they are made without TLS (MT_NO_TLS): --key says so in one line.
 ifeq ($(CROSS_COMPILE)$(filter-out $(HOST_ARCH),$(ARCH)),)
-TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
-# Static OpenSSL in a PIE brings ~19000 relative relocations: as RELA
-# entries they are 450 KiB of .rela.dyn read at every start (resident in
-# the tracer's RSS); packed (DT_RELR, glibc >= 2.36) they are 6 KiB.
+# Relative relocations packed (DT_RELR, glibc >= 2.36): the tracer's ~1100
+# are 26 KiB of .rela.dyn as RELA entries, read at every start, and 320
+# bytes packed.
 TARGET_LIBS += -Wl,-z,pack-relative-relocs
-HOSTFS_LIBS += -lssl -lcrypto
 else
-ifeq ($(CROSS_COMPILE),)
-HOSTFS_LIBS += -lssl -lcrypto   # ARCH=i386: memtrace-fs stays native, with TLS
-endif
 DEB_ARCH_aarch64 := arm64
 DEB_ARCH_arm := armhf
 CROSS_SSL := $(BUILD)/openssl
@@ -160,6 +161,7 @@ endif
 ifeq ($(CROSS_SSL_OK),yes)
 ALL_CFLAGS += -I$(CROSS_SSL)/usr/include -I$(CROSS_SSL)/usr/include/$(CROSS_TRIPLE)
 ALL_LDFLAGS += -L$(CROSS_SSL)/usr/lib/$(CROSS_TRIPLE)
+ALL_CFLAGS += -DMT_TLS_STATIC
 TARGET_LIBS += -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic
 else
 ALL_CFLAGS += -DMT_NO_TLS
@@ -292,10 +294,8 @@ $(BUILD)/zlib/libz.a:
 $(BUILD)/iberty/libiberty.a:
 	selftest/cross-iberty.sh $(BUILD)/iberty $(CC) $(ARCH_CFLAGS)
 
-# Extra link flags for the tracer alone.  It stays a PIE: linked -no-pie it
-# would save ~400 KiB of RSS (the static OpenSSL's relocated .data.rel.ro,
-# README "Symbolizer memory"), but lose ASLR in a root tool that parses
-# hostile ELF, DWARF and wire input.
+# Extra link flags for the tracer alone.  It stays a PIE (ASLR for a root
+# tool that parses hostile ELF, DWARF and wire input).
 TRACER_LDFLAGS ?=
 
 $(BUILD)/memtrace: $(MAIN_OBJ) $(BUILD)/libmt.a

@@ -14,11 +14,7 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 
-#ifndef MT_NO_TLS
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-#endif
+#include "shared/tls_lib.h"
 
 /* TLS state by socket number: each socket belongs to one thread at a time,
  * so entries need no lock; sockets above the table get no TLS. */
@@ -26,10 +22,12 @@
 
 #ifndef MT_NO_TLS
 struct wire_key {
+    const struct tls_lib *lib;
     unsigned char psk[32];
 };
 
 struct tls_conn {
+    const struct tls_lib *lib;
     SSL *ssl;
     SSL_CTX *ctx;
 };
@@ -43,6 +41,12 @@ bool wire_tls_available(void) { return true; }
 
 struct wire_key *wire_key_load(const char *path, char *err, size_t errlen)
 {
+    char why[300];
+    const struct tls_lib *lib = tls_lib_get(why, sizeof(why));
+    if (!lib) {
+        snprintf(err, errlen, "--key %s: %s", path, why);
+        return NULL;
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         snprintf(err, errlen, "--key %s: %s", path, strerror(errno));
@@ -60,20 +64,21 @@ struct wire_key *wire_key_load(const char *path, char *err, size_t errlen)
     if (st.st_mode & 077)
         mt_warn("--key %s: others may read the key (chmod 600 it)", path);
     struct wire_key *k = xcalloc(1, sizeof(*k));
+    k->lib = lib;
     unsigned int len = sizeof(k->psk);
-    if (!EVP_Digest(buf, (size_t)n, k->psk, &len, EVP_sha256(), NULL)) {
+    if (!lib->EVP_Digest(buf, (size_t)n, k->psk, &len, lib->EVP_sha256(), NULL)) {
         free(k);
         snprintf(err, errlen, "--key %s: SHA-256 failed", path);
         return NULL;
     }
-    OPENSSL_cleanse(buf, sizeof(buf));
+    lib->OPENSSL_cleanse(buf, sizeof(buf));
     return k;
 }
 
 void wire_key_free(struct wire_key *k)
 {
     if (k)
-        OPENSSL_cleanse(k, sizeof(*k));
+        k->lib->OPENSSL_cleanse(k->psk, sizeof(k->psk));
     free(k);
 }
 
@@ -107,12 +112,12 @@ static long long now_ms(void)
 }
 
 /* The first OpenSSL error, as one line. */
-static void ssl_reason(char *out, size_t len)
+static void ssl_reason(const struct tls_lib *lib, char *out, size_t len)
 {
-    unsigned long e = ERR_get_error();
-    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    unsigned long e = lib->ERR_get_error();
+    const char *r = e ? lib->ERR_reason_error_string(e) : NULL;
     snprintf(out, len, "%s", r ? r : "connection closed");
-    ERR_clear_error();
+    lib->ERR_clear_error();
 }
 
 int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms, char *err,
@@ -122,8 +127,12 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
         snprintf(err, errlen, "TLS: socket number %d too high", fd);
         return -1;
     }
+    const struct tls_lib *lib = tls_lib_get(err, errlen);
+    if (!lib)
+        return -1;
     struct tls_conn *c = xcalloc(1, sizeof(*c));
-    c->ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+    c->lib = lib;
+    c->ctx = lib->SSL_CTX_new(server ? lib->TLS_server_method() : lib->TLS_client_method());
     if (!c->ctx) {
         free(c);
         snprintf(err, errlen, "TLS: cannot set up");
@@ -131,21 +140,23 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
     }
     /* TLS 1.3 only: an offer of anything older is refused (no downgrade),
      * no session tickets (nothing to resume or replay), no early data. */
-    SSL_CTX_set_min_proto_version(c->ctx, TLS1_3_VERSION);
-    SSL_CTX_set_max_proto_version(c->ctx, TLS1_3_VERSION);
-    SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
-    SSL_CTX_set_num_tickets(c->ctx, 0);
-    SSL_CTX_set_session_cache_mode(c->ctx, SSL_SESS_CACHE_OFF);
+    /* (SSL_CTX_set_{min,max}_proto_version and _session_cache_mode are
+     * OpenSSL's macros over SSL_CTX_ctrl.) */
+    lib->SSL_CTX_ctrl(c->ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL);
+    lib->SSL_CTX_ctrl(c->ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, NULL);
+    lib->SSL_CTX_set_options(c->ctx, SSL_OP_NO_TICKET);
+    lib->SSL_CTX_set_num_tickets(c->ctx, 0);
+    lib->SSL_CTX_ctrl(c->ctx, SSL_CTRL_SET_SESS_CACHE_MODE, SSL_SESS_CACHE_OFF, NULL);
     if (server)
-        SSL_CTX_set_psk_server_callback(c->ctx, server_psk);
+        lib->SSL_CTX_set_psk_server_callback(c->ctx, server_psk);
     else
-        SSL_CTX_set_psk_client_callback(c->ctx, client_psk);
-    c->ssl = SSL_new(c->ctx);
+        lib->SSL_CTX_set_psk_client_callback(c->ctx, client_psk);
+    c->ssl = lib->SSL_new(c->ctx);
     int flags = fcntl(fd, F_GETFL);
     if (!c->ssl || flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
-        !SSL_set_fd(c->ssl, fd)) {
-        SSL_free(c->ssl);
-        SSL_CTX_free(c->ctx);
+        !lib->SSL_set_fd(c->ssl, fd)) {
+        lib->SSL_free(c->ssl);
+        lib->SSL_CTX_free(c->ctx);
         free(c);
         snprintf(err, errlen, "TLS: cannot set up");
         return -1;
@@ -154,18 +165,18 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
     long long deadline = now_ms() + timeout_ms;
     int rc = -1;
     for (;;) {
-        ERR_clear_error();
-        int r = server ? SSL_accept(c->ssl) : SSL_connect(c->ssl);
+        lib->ERR_clear_error();
+        int r = server ? lib->SSL_accept(c->ssl) : lib->SSL_connect(c->ssl);
         if (r == 1) {
             rc = 0;
             break;
         }
-        int e = SSL_get_error(c->ssl, r);
+        int e = lib->SSL_get_error(c->ssl, r);
         short want = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
         long long left = deadline - now_ms();
         if (!want) {
             char why[160];
-            ssl_reason(why, sizeof(why));
+            ssl_reason(lib, why, sizeof(why));
             snprintf(err, errlen, "key check failed (%s): %s", why,
                      server ? "the peer has no key or another key"
                             : "the server has no key or another key");
@@ -180,8 +191,8 @@ int wire_tls_start(int fd, const struct wire_key *k, bool server, int timeout_ms
     }
     cur_key = NULL;
     if (rc < 0) {
-        SSL_free(c->ssl);
-        SSL_CTX_free(c->ctx);
+        lib->SSL_free(c->ssl);
+        lib->SSL_CTX_free(c->ctx);
         free(c);
         return -1;
     }
@@ -195,7 +206,7 @@ static long io_result(struct tls_conn *c, int r, short *want)
 {
     if (r > 0)
         return r;
-    int e = SSL_get_error(c->ssl, r);
+    int e = c->lib->SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         *want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
         errno = EAGAIN;
@@ -203,7 +214,7 @@ static long io_result(struct tls_conn *c, int r, short *want)
     }
     if (e == SSL_ERROR_ZERO_RETURN)
         return 0;
-    ERR_clear_error();
+    c->lib->ERR_clear_error();
     errno = e == SSL_ERROR_SYSCALL && errno ? errno : ECONNRESET;
     return -1;
 }
@@ -211,20 +222,24 @@ static long io_result(struct tls_conn *c, int r, short *want)
 long wire_tls_read(void *t, void *buf, size_t len, short *want)
 {
     struct tls_conn *c = t;
-    ERR_clear_error();
+    c->lib->ERR_clear_error();
     int n = len > 1 << 30 ? 1 << 30 : (int)len;
-    return io_result(c, SSL_read(c->ssl, buf, n), want);
+    return io_result(c, c->lib->SSL_read(c->ssl, buf, n), want);
 }
 
 long wire_tls_write(void *t, const void *buf, size_t len, short *want)
 {
     struct tls_conn *c = t;
-    ERR_clear_error();
+    c->lib->ERR_clear_error();
     int n = len > 1 << 30 ? 1 << 30 : (int)len;
-    return io_result(c, SSL_write(c->ssl, buf, n), want);
+    return io_result(c, c->lib->SSL_write(c->ssl, buf, n), want);
 }
 
-bool wire_tls_pending(void *t) { return SSL_pending(((struct tls_conn *)t)->ssl) > 0; }
+bool wire_tls_pending(void *t)
+{
+    const struct tls_conn *c = t;
+    return c->lib->SSL_pending(c->ssl) > 0;
+}
 
 static void tls_end(int fd, bool notify)
 {
@@ -232,9 +247,9 @@ static void tls_end(int fd, bool notify)
     if (c) {
         conns[fd] = NULL;
         if (notify)
-            SSL_shutdown(c->ssl); /* one close_notify, not waited for */
-        SSL_free(c->ssl);
-        SSL_CTX_free(c->ctx);
+            c->lib->SSL_shutdown(c->ssl); /* one close_notify, not waited for */
+        c->lib->SSL_free(c->ssl);
+        c->lib->SSL_CTX_free(c->ctx);
         free(c);
     }
     if (fd >= 0)

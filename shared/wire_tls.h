@@ -11,9 +11,11 @@
  *
  * A socket with TLS started on it is read and written through it by
  * wire_send/wire_recv/wire_handshake, whichever thread owns it; wire_close
- * ends both.  Built without OpenSSL (MT_NO_TLS: ARCH=i386, or a cross build
- * whose libssl-dev could not be fetched),
- * wire_key_load says so in one line. */
+ * ends both.  OpenSSL is called through shared/tls_lib.h: native builds
+ * load it at the first wire_key_load, and say in one line when they
+ * cannot.  Built without OpenSSL (MT_NO_TLS: ARCH=i386, or a cross build
+ * whose libssl-dev could not be fetched), wire_key_load says so in one
+ * line. */
 #ifndef MT_SHARED_WIRE_TLS_H
 #define MT_SHARED_WIRE_TLS_H
 

@@ -91,7 +91,7 @@ for name in "${names[@]}"; do
     if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$BUILD/libmt.a" -nt "$bin" ] ||
        [ -n "$(find host-fs -name "*.c" -newer "$bin" 2>/dev/null | head -n 1)" ]; then
         if ! nice -n "$NICE" clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fsanitize=fuzzer $SAN \
-                "$src" "$BUILD/libmt.a" "$iberty" -lz -lpthread -lssl -lcrypto -lprotobuf-c "${edit_libs[@]}" -o "$bin" 2>"$OUT/$name.build.log"; then
+                "$src" "$BUILD/libmt.a" "$iberty" -lz -lpthread -lprotobuf-c "${edit_libs[@]}" -o "$bin" 2>"$OUT/$name.build.log"; then
             cat "$OUT/$name.build.log"; echo "$name: build failed"; status=1; continue
         fi
     fi

@@ -138,4 +138,34 @@ kill $FSC; wait $FSC 2>/dev/null; FSC=
 echo "reversed, wrong key: $(last_line "$MT_TMP/e8") | $(grep "key check" "$MT_TMP/fsc2.log" | head -n 1)"
 grep -q "key check failed" "$MT_TMP/e8" && grep -q "refused: key check failed" "$MT_TMP/fsc2.log" ||
     fail "reversed roles, wrong key: no one-line errors"
+
+# 8. OpenSSL is loaded only for --key (shared/tls_lib.c): neither program
+# needs it at start (binutils' readelf), and where libssl.so.3 or
+# libcrypto.so.3 cannot be loaded (/dev/null mounted over every copy
+# ld.so's cache lists, in a mount namespace of our own) --key fails with
+# one line naming the library, and the programs exit non-zero.
+for p in "$MEMTRACE" "$MEMTRACE_FS"; do
+    readelf -d "$p" | grep -E "NEEDED.*lib(ssl|crypto)\." && fail "$p links OpenSSL at start"
+done
+for lib in libssl.so.3 libcrypto.so.3; do
+    files=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF}')
+    [ -n "$files" ] || fail "ldconfig -p lists no $lib"
+    # shellcheck disable=SC2016
+    unshare -m --propagation private bash -c 'for f in $1; do mount --bind /dev/null "$f" || exit 99; done
+        timeout 20 "$2" --key "$4" -c 127.0.0.1:1 /bin/true 2>"$5.t"; echo "memtrace rc=$?" >"$5.rc"
+        timeout 20 "$3" -n -p 0 --key "$4" /tmp 2>"$5.fs"; echo "memtrace-fs rc=$?" >>"$5.rc"' \
+        _ "$files" "$MEMTRACE" "$MEMTRACE_FS" "$MT_TMP/k1" "$MT_TMP/nolib"
+    [ $? = 99 ] && fail "cannot mount /dev/null over $files"
+    # memtrace-fs's other libraries may need it (libcrypto: libdebuginfod,
+    # through libcurl and krb5): then ld.so refuses to start it, and only
+    # memtrace is checked.
+    outs="t fs"
+    ldd "$MEMTRACE_FS" | grep -q "^[[:space:]]*$lib " && outs=t
+    for out in $outs; do
+        echo "without $lib: $(cat "$MT_TMP/nolib.$out")"
+        [ "$(wc -l <"$MT_TMP/nolib.$out")" = 1 ] && grep -q "error: --key .*: cannot load OpenSSL ($lib): " "$MT_TMP/nolib.$out" ||
+            fail "without $lib: not one line naming it"
+    done
+    grep -q "rc=0" "$MT_TMP/nolib.rc" && fail "without $lib: exit status 0 ($(tr '\n' ' ' <"$MT_TMP/nolib.rc"))"
+done
 echo "fs_key: ok"

@@ -60,6 +60,15 @@ for d in bin sbin lib lib64; do ln -s usr/$d "$root/$d"; done
 : >"$root/var/lib/dpkg/status"
 : >"$root/var/lib/dpkg/available"
 pkgs=$(python3 "$MT_ROOT/dist/tools/host_closure.py" "${debs[@]}") || fail "dependencies: $pkgs"
+# --key loads OpenSSL with dlopen, which dpkg-shlibdeps cannot see: both
+# packages recommend libssl3, and the root gets it as apt would (it
+# installs recommendations).
+for d in "${debs[@]}"; do
+    dpkg-deb -f "$d" Recommends | tr ',' '\n' | grep -qx ' *libssl3' ||
+        fail "$(basename "$d") does not recommend libssl3 (--key loads it with dlopen)"
+done
+grep -qE '^libssl3(:|$)' <<<"$pkgs" || pkgs="$pkgs
+libssl3:$(dpkg-deb -f "${debs[0]}" Architecture)"
 for p in $pkgs; do
     dpkg-query -L "$p" | while read -r f; do
         [ -L "$f" ] || [ -f "$f" ] && printf '%s\0' "${f#/}"
@@ -81,6 +90,9 @@ v=$(chroot "$root" /usr/bin/memtrace --version) || fail "memtrace --version fail
 echo "$v" | sed 's/^/    /'
 [ "$(head -n 1 <<<"$v")" = "memtrace $version ($(uname -m))" ] || fail "memtrace --version: $v"
 grep -qE '^engines: ptrace(, agent)?$' <<<"$v" || fail "memtrace --version names no engine"
+head -c 32 /dev/urandom >"$root/tmp/k" && chmod 600 "$root/tmp/k"
+k=$(chroot "$root" /usr/bin/memtrace --key /tmp/k -c 127.0.0.1:1 /bin/true 2>&1)
+grep -q "connecting to 127.0.0.1:1" <<<"$k" || fail "memtrace --key in the root: $k"
 h=$(chroot "$root" /usr/bin/memtrace-fs --help) || fail "memtrace-fs --help failed in the root"
 grep -q '^usage: memtrace-fs' <<<"$h" || fail "memtrace-fs --help: $h"
 chroot "$root" /usr/bin/memtrace-fs --version | head -n 1 | grep -qx "memtrace-fs $version (protocol [0-9]*)" ||

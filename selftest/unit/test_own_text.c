@@ -1,7 +1,10 @@
 /* own_text_release against the kernel's own account (/proc/self/smaps):
  * the resident pages of clean r-x file mappings go (and code runs on,
  * faulting them back); a private copy in an r-x file mapping (a page
- * written, then made executable) keeps both its pages and its bytes. */
+ * written, then made executable) keeps both its pages and its bytes.
+ * The same for read-only data (r--): a clean mapping read whole is given
+ * back and reads the same bytes after, one with a page written before it
+ * was made read-only (as RELRO is) keeps that page. */
 #include "target/symbols/own_text.h"
 
 #include <fcntl.h>
@@ -49,6 +52,58 @@ static int compare(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* A two-page file of 0x5a bytes mapped private, read-only; its first page
+ * written before the mapping is made read-only when `copy`. */
+static uint8_t *ro_map(long page, int copy)
+{
+    char path[] = "/tmp/test_own_text.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    uint8_t buf[4096];
+    memset(buf, 0x5a, sizeof(buf));
+    for (long off = 0; off < 2 * page; off += (long)sizeof(buf))
+        CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf), "write");
+    uint8_t *m = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    CHECK(m != MAP_FAILED, "mmap");
+    unlink(path);
+    close(fd);
+    if (copy)
+        memset(m, 0xa5, (size_t)page);
+    CHECK(mprotect(m, 2 * (size_t)page, PROT_READ) == 0, "mprotect");
+    return m;
+}
+
+static unsigned long sum(const volatile uint8_t *p, long n)
+{
+    unsigned long s = 0;
+    for (long i = 0; i < n; i++)
+        s += p[i];
+    return s;
+}
+
+static void read_only_data(long page)
+{
+    uint8_t *clean = ro_map(page, 0), *copy = ro_map(page, 1);
+    CHECK(sum(clean, 2 * page) == 0x5aul * 2 * (unsigned long)page, "clean mapping: bytes");
+    CHECK(sum(copy + page, page) == 0x5aul * (unsigned long)page, "copy mapping: bytes");
+    unsigned long clean_before = 0, clean_after = 0, copy_before = 0, copy_after = 0;
+    text_rss((uintptr_t)clean, &clean_before);
+    text_rss((uintptr_t)copy, &copy_before);
+    own_text_release();
+    text_rss((uintptr_t)clean, &clean_after);
+    text_rss((uintptr_t)copy, &copy_after);
+    CHECK(clean_before >= 8 && clean_after == 0, "clean r-- mapping: %lu KiB resident before, %lu after",
+          clean_before, clean_after);
+    CHECK(copy_before >= 8 && copy_after == copy_before, "r-- mapping with a private copy: %lu KiB before, %lu after",
+          copy_before, copy_after);
+    CHECK(sum(clean, 2 * page) == 0x5aul * 2 * (unsigned long)page, "clean mapping: bytes after the release");
+    CHECK(sum(copy, page) == 0xa5ul * (unsigned long)page, "the private copy changed");
+    printf("r-- file mappings: clean %lu KiB resident before, %lu after; with a copy %lu, %lu\n",
+           clean_before, clean_after, copy_before, copy_after);
+    munmap(clean, 2 * (size_t)page);
+    munmap(copy, 2 * (size_t)page);
+}
+
 int main(void)
 {
     /* A private copy in an r-x file mapping: two pages of a file, the
@@ -86,5 +141,6 @@ int main(void)
     CHECK(v[0] == 1 && v[1] == 2 && v[2] == 3, "qsort after the release");
     printf("r-x file mappings: %lu KiB resident before, %lu KiB after\n", before, after);
     munmap(m, 2 * (size_t)page);
+    read_only_data(page);
     return failures ? 1 : 0;
 }

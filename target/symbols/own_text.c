@@ -8,7 +8,7 @@
 
 struct text_map {
     uintptr_t start, end;
-    bool candidate;     /* r-x, not writable, backed by a file */
+    bool candidate;     /* r-x or r--, not writable, backed by a file */
     bool dirty;         /* some page is a private copy (Anonymous > 0) */
 };
 
@@ -37,7 +37,7 @@ void own_text_release(void)
             release(&m);
             m.start = start;
             m.end = end;
-            m.candidate = inode != 0 && perms[0] == 'r' && perms[1] == '-' && perms[2] == 'x';
+            m.candidate = inode != 0 && perms[0] == 'r' && perms[1] == '-';
             m.dirty = false;
             continue;
         }

@@ -2,11 +2,14 @@
  * indexed. */
 #pragma once
 
-/* Drops the resident pages of the tracer's own read-only executable file
- * mappings (its binary, libc, zlib, ld.so) that hold no private copy:
- * they are page-cache pages the kernel maps back, unchanged, at the next
- * touch.  The kernel maps up to 64 KiB around each fault of such a file
- * ("fault-around"), so code run once (start-up, option parsing, TLS
- * set-up, launching) stays resident for nothing; indexing a large debug
- * file is the tracer's peak, and this keeps that code out of it. */
+/* Drops the resident pages of the tracer's own read-only file mappings
+ * (its binary, libc, zlib, ld.so, OpenSSL after --key; code, and read-only
+ * data: .rodata, relocation tables, symbol tables) that hold no private
+ * copy: they are page-cache pages the kernel maps back, unchanged, at the
+ * next touch.  The kernel maps up to 64 KiB around each fault of such a
+ * file ("fault-around"), so code and tables used once (start-up, option
+ * parsing, relocation, TLS set-up, launching) stay resident for nothing;
+ * indexing a large debug file is the tracer's peak, and this keeps them
+ * out of it.  A RELRO region written at start holds private copies and is
+ * kept. */
 void own_text_release(void);
