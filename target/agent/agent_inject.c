@@ -21,6 +21,8 @@
 
 #if defined(__x86_64__)
 #include "arch/x86_patch.h"
+#elif defined(__aarch64__)
+#include "arch/aarch64_patch.h"
 #endif
 
 
@@ -69,6 +71,12 @@ bool agent_supported(int pid, char *why, size_t whylen)
         snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
         return false;
     }
+#if defined(__aarch64__)
+    /* The agent finds its thread's slot by TPIDR_EL0, which every thread
+     * may read. */
+    (void)pid;
+    return true;
+#else
     /* The agent finds its thread's slot by the thread pointer, read with
      * rdfsbase: the kernel must allow it (AT_HWCAP2 bit 1). */
     char path[64];
@@ -87,6 +95,7 @@ bool agent_supported(int pid, char *why, size_t whylen)
         return false;
     }
     return true;
+#endif
 }
 
 /* --- system calls run in the target --------------------------------------- */
@@ -241,6 +250,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
      * tracer (the tests compare both ways). */
     const char *rows = getenv("MEMTRACE_AGENT_ROWS");
     a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
+#if !defined(__x86_64__)
+    a->data.use_rows = 0; /* the compact rows are x86_64's: raw stacks, unwound here */
+#endif
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;
     t->agent = a;
@@ -354,6 +366,58 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     p->module_start = m->start;
     p->fn = fn;
     p->covered = covered;
+    p->active = true;
+    a->npatches++;
+    return 0;
+}
+#elif defined(__aarch64__)
+/* One B over the first instruction (4 bytes, one aligned word: a thread
+ * about to run it runs either the old or the new one, and every thread is
+ * stopped anyway) to a stub in a scratch slot near the module. */
+static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
+                     const struct intercept_fn *fn)
+{
+    struct agent_engine *a = t->agent;
+    if (a->npatches >= AGENT_MAX_FNS)
+        return -ENOSPC;
+    uint8_t code[A64_PATCH_JMP_LEN];
+    if (target_mem_read_partial(&t->mem, addr, code, sizeof(code)) < sizeof(code))
+        return -EFAULT;
+    uint64_t slot = 0;
+    int rc = scratch_reserve_slot(t, th, m->start, &slot);
+    if (rc < 0)
+        return rc;
+    uint8_t bytes[SCRATCH_SLOT_SIZE];
+    const char *why = NULL;
+    uint32_t insn = (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |
+                    (uint32_t)code[3] << 24;
+    size_t n = a64_patch_relocate(insn, addr, slot + A64_PATCH_STUB_LEN, bytes + A64_PATCH_STUB_LEN,
+                                  sizeof(bytes) - A64_PATCH_STUB_LEN, &why);
+    uint8_t jump[A64_PATCH_JMP_LEN];
+    if (!n || a64_patch_jump(jump, addr, slot) < 0) {
+        mt_warn("%s in %s: %s; not intercepted", fn->name, m->path, why ? why : "stub out of reach");
+        return -ENOTSUP;
+    }
+    unsigned idx = a->npatches;
+    a64_patch_stub(bytes, idx, a->image + a->hdr.entry_off);
+    if ((rc = target_mem_write(&t->mem, slot, bytes, A64_PATCH_STUB_LEN + n)) < 0)
+        return rc;
+    a->data.fns[idx].orig = slot + A64_PATCH_STUB_LEN;
+    a->data.fns[idx].entry = addr;
+    a->data.fns[idx].flags = fn_flags(fn);
+    uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
+    if ((rc = target_mem_write(&t->mem, a->image + fn_off, &a->data.fns[idx], sizeof(struct agent_fn))) < 0)
+        return rc;
+    struct agent_patch *p = &a->patches[idx];
+    memset(p, 0, sizeof(*p));
+    memcpy(p->orig, code, sizeof(code));
+    if ((rc = target_mem_write(&t->mem, addr, jump, sizeof(jump))) < 0)
+        return rc;
+    p->addr = addr;
+    p->slot = slot;
+    p->module_start = m->start;
+    p->fn = fn;
+    p->covered = sizeof(jump);
     p->active = true;
     a->npatches++;
     return 0;
