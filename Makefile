@@ -406,7 +406,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c selftest/cross
+	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 	$(MAKE) $(PB_H)
