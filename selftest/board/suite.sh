@@ -152,7 +152,7 @@ fi
 # The agent engine (--engine=agent): where memtrace carries an agent for
 # the CPU, HEAP SUMMARY against valgrind's (the heap phase's logs, else
 # valgrind runs here), the stacks against the breakpoint engine's on the
-# same program, JSON "engine", and a detach (SIGTERM to memtrace attached
+# same programs (the heap phase's reports, else made here), JSON "engine", and a detach (SIGTERM to memtrace attached
 # with -p) after which the program runs on to an untraced run's output.
 # Elsewhere (armhf) the one line that says why breakpoints are used.
 if want agent; then
@@ -167,8 +167,12 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
                 --log-file=/tmp/ag_$name.vg "$@" >/dev/null 2>&1
             send ag_$name.vg /tmp/ag_$name.vg
         fi
+        if [ ! -f /tmp/$name.json ]; then
+            $MT -q -j -o /tmp/$name.json "$@" >/dev/null 2>&1
+            send $name.json /tmp/$name.json
+        fi
         t0=$(up)
-        $MT --engine=agent -q -j -o /tmp/ag_$name.json "$@" >/tmp/ag_$name.out 2>/tmp/ag_$name.err
+        MEMTRACE_AGENT_STATS=1 $MT --engine=agent -j -o /tmp/ag_$name.json "$@" >/tmp/ag_$name.out 2>/tmp/ag_$name.err
         echo "@@RC ag_$name memtrace=$? seconds=$t0,$(up)"
         send ag_$name.json /tmp/ag_$name.json
         send ag_$name.err /tmp/ag_$name.err

@@ -364,7 +364,18 @@ board_judge_agent() {
         local eng
         eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_$c.json" 2>&1)
         [ "$vg" = "$mt" ] && [ "$eng" = agent ] && [ "$(rc_of ag_$c memtrace)" = 0 ]
-        check "agent heap $c" $? "valgrind $vg | memtrace --engine=agent $mt (engine $eng, exit $(rc_of ag_$c memtrace), seconds $(rc_of ag_$c seconds)) $(grep -a -m2 -E 'warn|error|agent' "$g/ag_$c.err" | tr '\n' ' ')"
+        check "agent heap $c" $? "valgrind $vg | memtrace --engine=agent $mt (engine $eng, exit $(rc_of ag_$c memtrace), seconds $(rc_of ag_$c seconds)) $(grep -a -m2 -E 'warn|error' "$g/ag_$c.err" | tr '\n' ' ')"
+        # The same stacks as the breakpoint engine's, most of them unwound
+        # in the target with the rows the tracer compiled.
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/$c.json" >"$MT_TMP/eng_$c.ptrace" 2>&1
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/ag_$c.json" >"$MT_TMP/eng_$c.agent" 2>&1
+        local stats in_target
+        stats=$(grep -a -m1 'agent engine: .* calls' "$g/ag_$c.err")
+        in_target=$(echo "$stats" | sed -n 's/.*unwound in the target: \([0-9]*\).*/\1/p')
+        diff "$MT_TMP/eng_$c.ptrace" "$MT_TMP/eng_$c.agent" >"$MT_TMP/eng_$c.diff" &&
+            [ "$(wc -l <"$MT_TMP/eng_$c.agent")" -gt 1 ] && { [ $c = cxx ] || [ "${in_target:-0}" -gt 0 ]; }
+        check "agent stacks $c" $? "$(($(wc -l <"$MT_TMP/eng_$c.agent") - 1)) stacks: the agent's $( [ -s "$MT_TMP/eng_$c.diff" ] && echo differ || echo equal) to the breakpoint engine's; ${stats#memtrace: }"
+        [ -s "$MT_TMP/eng_$c.diff" ] && head -n 20 "$MT_TMP/eng_$c.diff"
     done
     local bin
     for bin in stacks_O2 stacks_cxx; do

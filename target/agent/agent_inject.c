@@ -250,9 +250,7 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
      * tracer (the tests compare both ways). */
     const char *rows = getenv("MEMTRACE_AGENT_ROWS");
     a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
-#if !defined(__x86_64__)
-    a->data.use_rows = 0; /* the compact rows are x86_64's: raw stacks, unwound here */
-#endif
+
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;
     t->agent = a;

@@ -12,8 +12,9 @@
  * with BLR, and agent_leave writes the record (arguments, result, the
  * registers at entry and a copy of the stack from sp) into the thread's
  * ring, which the tracer unwinds with its own CFI unwinder as it unwinds a
- * thread stopped at a breakpoint.  (The agent does not unwind with rows
- * here: the tracer's compact rows are x86_64's.) */
+ * thread stopped at a breakpoint; once the tracer has put the frames'
+ * rows in the shared table (agent_rows.c), the agent unwinds with them
+ * itself (agent_core.h) and sends only the pcs. */
 #include <stdint.h>
 
 #include "target/agent/agent_abi.h"
@@ -160,7 +161,18 @@ static int fd_readable(int fd)
 #define FRAME_ARG0(f) ((f)->x0)
 /* Stores may become visible out of order: the stamp before the call's. */
 #define STORE_LOAD_FENCE() __asm__ volatile("dmb ish" ::: "memory")
-#define AGENT_UNWIND_ROWS 0
+#define AGENT_UNWIND_ROWS 1
+#define AGENT_RA_IN_REG 1
+#define RA_TO_PC(ra) strip_pac(ra)
+
+/* A return address without its pointer authentication code (xpaclri: a
+ * no-op on CPUs without PAC), as the tracer's unwinder takes it. */
+static inline uint64_t strip_pac(uint64_t ra)
+{
+    register uint64_t lr __asm__("x30") = ra;
+    __asm__("hint #7" : "+r"(lr));
+    return lr;
+}
 
 /* The return address at the function's entry: x30 (not signed yet: a
  * paciasp in the function runs after the entry). */

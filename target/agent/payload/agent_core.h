@@ -3,8 +3,11 @@
  * orig, ret, track, t_entry, slot, pc), sys3/sys6 and the SYS_ numbers
  * used here, now(), thread_key(), copy(), fd_readable(), FRAME_SP/FP/ARG0,
  * frame_ra() (the return address at the function's entry), fill_regs()
- * (the entry registers into a record), STORE_LOAD_FENCE() and
- * AGENT_UNWIND_ROWS (1: the agent unwinds with the tracer's rows). */
+ * (the entry registers into a record), STORE_LOAD_FENCE(),
+ * AGENT_UNWIND_ROWS (1: the agent unwinds with the tracer's rows),
+ * AGENT_RA_IN_REG (1: at the entry the return address is in a register,
+ * frame_ra(), not on the stack) and RA_TO_PC() (a saved return address as
+ * a pc: aarch64 strips a pointer authentication code). */
 #ifndef MT_AGENT_PAYLOAD_AGENT_CORE_H
 #define MT_AGENT_PAYLOAD_AGENT_CORE_H
 
@@ -193,6 +196,23 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
     uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
     uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
     pcs[n++] = pc;
+#if AGENT_RA_IN_REG
+    /* At the entry the return address is still in its register and sp is
+     * the caller's: frame 1 needs no row (the tracer's
+     * unwind_stack_at_entry).  Frame 0 reads no memory. */
+    if (nw) {
+        nw->f[0].pc = pc;
+        nw->f[0].sp = sp;
+        nw->f[0].bp = bp;
+        nw->f[0].ra_at = nw->f[0].bp_at = 0;
+    }
+    pc = RA_TO_PC(frame_ra(f));
+    if (pc == 0 || max < 2) {
+        ended = pc == 0;
+        goto done;
+    }
+    pcs[n++] = pc;
+#endif
     for (;;) {
         /* Frame n-1, entered with pc, sp, bp (the unwind's state). */
         if (nw) {
@@ -228,7 +248,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                     uint64_t want_ra = last ? old->last_ra : old->f[m + 1].pc;
                     uint64_t want_bp = last ? old->last_bp : old->f[m + 1].bp;
                     if (o->ra_at && (o->ra_at < sp0 || o->ra_at + 8 > hi ||
-                                     *(const uint64_t *)o->ra_at != want_ra)) {
+                                     RA_TO_PC(*(const uint64_t *)o->ra_at) != want_ra)) {
                         resume = 1;
                         break;
                     }
@@ -272,7 +292,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
         if (ra_at < sp0 || ra_at + 8 > hi)
             return 0;
-        uint64_t ra = *(const uint64_t *)ra_at;
+        uint64_t ra = RA_TO_PC(*(const uint64_t *)ra_at);
         uint16_t bpo = (uint16_t)(val >> 32);
         uint64_t bp_at = 0;
         if (bpo != AGENT_ROW_BP_SAME) {
@@ -286,7 +306,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             nw->f[n - 1].bp_at = bp_at;
         }
         /* (after the first step, sp is the previous frame's CFA) */
-        if (n >= 2 ? cfa <= sp : cfa < sp0) {
+        if (n >= 2 + AGENT_RA_IN_REG ? cfa <= sp : cfa < sp0) {
             ended = 1;
             last_ra = ra;
             last_bp = bp;
@@ -302,6 +322,9 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         }
         pcs[n++] = pc;
     }
+#if AGENT_RA_IN_REG
+done:
+#endif
     /* Rows removed meanwhile: this unwind may have used one. */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(&ctl->rows_gen, __ATOMIC_RELAXED) != gen)

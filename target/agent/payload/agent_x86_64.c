@@ -156,6 +156,8 @@ static int fd_readable(int fd)
 /* x86 stores become visible in program order. */
 #define STORE_LOAD_FENCE() ((void)0)
 #define AGENT_UNWIND_ROWS 1
+#define AGENT_RA_IN_REG 0
+#define RA_TO_PC(ra) (ra)
 
 /* The return address at the function's entry: the word at rsp. */
 static inline uint64_t frame_ra(const struct agent_frame *f) { return *(const uint64_t *)f->rsp; }
