@@ -185,6 +185,18 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
             send eng_${bin}_$e.err /tmp/eng_${bin}_$e.err
         done
     done
+    # -f: proc_fork's tree (fork, vfork+exec, a fork in a child) by both engines.
+    for e in ptrace agent; do
+        $MT -q -f -d 40 -j --engine=$e -o /tmp/fk_$e.json $P/proc_fork >/tmp/fk_$e.out 2>/tmp/fk_$e.err
+        echo "@@RC fk_$e memtrace=$?"
+        send fk_$e.json /tmp/fk_$e.json
+        send fk_$e.err /tmp/fk_$e.err
+    done
+    $P/proc_fork >/tmp/fk_plain.out 2>&1
+    for f in fk_plain.out fk_ptrace.out fk_agent.out; do
+        sort /tmp/$f >/tmp/$f.sorted
+        send $f /tmp/$f.sorted
+    done
     # rely_ticker: busy for a few seconds whatever the engine costs.
     $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.plain 2>&1
     $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.out 2>&1 &
