@@ -21,7 +21,9 @@
 #             (aarch64): HEAP SUMMARY equal to valgrind's (allocbench on 1
 #             and 4 threads, C++), stacks equal to the breakpoint engine's
 #             on the same program, -f on a process tree (the same figures
-#             and stacks per process), JSON "engine", and SIGTERM to memtrace
+#             and stacks per process), JSON "engine", SIGKILL to memtrace
+#             attached (-p) to a busy program, which runs on to an
+#             untraced run's output, and SIGTERM to memtrace
 #             attached (-p) leaves the program running to an untraced
 #             run's output; elsewhere (armhf) one line says why
 #             breakpoints are used
@@ -400,6 +402,12 @@ board_judge_agent() {
         [ -s "$g/fk_plain.out" ] && [ "$(rc_of fk_agent memtrace)" = 0 ] && [ "$(rc_of fk_ptrace memtrace)" = 0 ]
     check "agent fork" $? "memtrace -f on proc_fork: $(grep -vc '^ ' "$MT_TMP/fk_agent.txt") processes, $(grep -c '^ ' "$MT_TMP/fk_agent.txt") stacks, the agent's $( [ -s "$MT_TMP/fk.diff" ] && echo differ || echo equal) to the breakpoint engine's; outputs $(cmp -s "$g/fk_plain.out" "$g/fk_agent.out" && echo same || echo differ) as untraced"
     [ -s "$MT_TMP/fk.diff" ] && { head -n 20 "$MT_TMP/fk.diff"; head -n 5 "$g/fk_agent.err"; }
+    local kl
+    kl=$(grep -a '^@@RC ag_kill ' "$OUT/console.log" | tail -n 1)
+    [ "$(rc_of ag_kill agent_in)" -gt 0 ] 2>/dev/null && [ "$(rc_of ag_kill running_at_kill)" = yes ] &&
+        [ "$(rc_of ag_kill prog)" = 0 ] && grep -q '^mt_churn:' "$g/ag_kill.plain" &&
+        cmp -s "$g/ag_kill.plain" "$g/ag_kill.out"
+    check "agent sigkill" $? "SIGKILL to memtrace --engine=agent -p on mt_churn (4 busy threads): [${kl#@@RC }], output $(cmp -s "$g/ag_kill.plain" "$g/ag_kill.out" && echo same || echo differs) as untraced [$(grep -a -m1 '^mt_churn:' "$g/ag_kill.out")]"
     rc=$(grep -a '^@@RC ag_ticker ' "$OUT/console.log" | tail -n 1)
     [ -s "$g/ag_ticker.plain" ] && cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" &&
         [ "$(rc_of ag_ticker running_after)" = yes ] && [ "$(rc_of ag_ticker agent_maps)" = 0 ] &&
