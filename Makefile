@@ -107,7 +107,7 @@ AGENT_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno
 LIB_OBJS += $(BUILD)/agent/agent_blob.o
 AGENT_A64_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
     -fno-builtin -nostdlib -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
-    -fno-jump-tables -mbranch-protection=none -mno-outline-atomics $(WARN)
+    -fno-jump-tables -mbranch-protection=none -mno-outline-atomics -ffixed-x18 $(WARN)
 ifneq ($(filter clang%,$(CC)),)
 AGENT_A64_CC := $(CC)
 AGENT_A64_LD := ld.lld
