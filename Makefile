@@ -87,7 +87,7 @@ endif
 
 ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c arch/x86_64_patch.c
 ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
-ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c
+ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c
 ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
 
@@ -105,6 +105,18 @@ AGENT_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno
     -fno-builtin -nostdlib -mgeneral-regs-only -mfsgsbase -fno-asynchronous-unwind-tables \
     -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
 LIB_OBJS += $(BUILD)/agent/agent_blob.o
+AGENT_A64_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
+    -fno-builtin -nostdlib -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
+    -fno-jump-tables -mbranch-protection=none -mno-outline-atomics -ffixed-x18 $(WARN)
+ifneq ($(filter clang%,$(CC)),)
+AGENT_A64_CC := $(CC)
+AGENT_A64_LD := ld.lld
+AGENT_A64_OBJCOPY := llvm-objcopy
+else
+AGENT_A64_CC := $(CC)
+AGENT_A64_LD := $(CROSS_COMPILE)ld
+AGENT_A64_OBJCOPY := $(CROSS_COMPILE)objcopy
+endif
 # memtrace-fs is the host side: the 32-bit build keeps it a native binary
 # (own object folder), so a 32-bit target talks to a 64-bit host for real.
 HOSTFS_OBJDIR := $(BUILD)/obj
@@ -252,11 +264,19 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	objcopy -O binary $(BUILD)/agent/agent.elf $@
+else ifeq ($(ARCH),aarch64)
+# aarch64: built with the cross compiler (clang and lld when there is no
+# aarch64-linux-gnu-gcc) or natively.
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_aarch64.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
+	@mkdir -p $(dir $@)
+	$(AGENT_A64_CC) $(AGENT_A64_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
+	$(AGENT_A64_LD) -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
+	$(AGENT_A64_OBJCOPY) -O binary $(BUILD)/agent/agent.elf $@
 else
 $(BUILD)/agent/agent.bin:
 	@mkdir -p $(dir $@)
@@ -386,7 +406,7 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c selftest/cross
+	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 	$(MAKE) $(PB_H)

@@ -50,6 +50,9 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PTR_SIZE 8
 #define ARCH_STACK_REDZONE 0
 #define ARCH_BREAKPOINT_LEN 4       /* brk #0 */
+/* Scratch pages go within this distance of their module (target/tracer/
+ * scratch.c): the agent's entry patch is one B (+-128 MiB). */
+#define ARCH_SCRATCH_REACH (64ull << 20)
 /* Pointer authentication (PAC): a return address saved by code built with
  * -mbranch-protection (paciasp) carries a signature in its high bits.  The
  * unwinder strips it with xpaclri, which runs here on the target's own

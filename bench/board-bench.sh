@@ -10,6 +10,11 @@
 # One vCPU (BOARD_SMP=1 unless set): with two, each stop waits for the
 # other vCPU's thread to be woken, and the floor varies tenfold.
 # Medians of BOARD_BENCH_REPS (3) runs of allocbench ROUNDS (500) 8 1.
+# Where memtrace carries an agent for the CPU, both engines are also timed
+# by difference (the cost of the calls alone, without memtrace's start and
+# end, which under TCG take seconds): breakpoints on 2*ROUNDS against
+# ROUNDS, --engine=agent on 100*ROUNDS against ROUNDS, less the untraced
+# program's own difference.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 arch=${1:?usage: $0 aarch64|arm [ROUNDS]}
@@ -32,6 +37,16 @@ for i in \$(seq 1 $reps); do
     echo "@@PLAIN \$a \$b \$(sed -n 's/^allocbench: \([0-9]*\) calls/\1/p' /tmp/calls)"
     a=\$(up); ./memtrace -q -o /dev/null ./allocbench $rounds 8 1 >/dev/null; rc=\$?; b=\$(up)
     echo "@@TRACED \$a \$b \$rc"
+    if ./memtrace --version | grep -q 'engines:.*agent'; then
+        a=\$(up); ./memtrace -q -o /dev/null ./allocbench $((rounds * 2)) 8 1 >/dev/null; rc=\$?; b=\$(up)
+        echo "@@DIFF ptrace 1 \$a \$b \$rc"
+        a=\$(up); ./allocbench $((rounds * 100)) 8 1 >/dev/null; b=\$(up)
+        echo "@@DIFF plain 99 \$a \$b 0"
+        for m in 1 100; do
+            a=\$(up); ./memtrace --engine=agent -q -o /dev/null ./allocbench \$(($rounds * m)) 8 1 >/dev/null; rc=\$?; b=\$(up)
+            echo "@@DIFF agent \$((m - 1)) \$a \$b \$rc"
+        done
+    fi
 done
 EOF
 BOARD_SMP=${BOARD_SMP:-1} "$root/selftest/board/run.sh" "$arch" "$work/out" "$work/guest.sh" \
@@ -41,6 +56,7 @@ python3 - "$arch" "$work/out/console.log" <<'PY'
 import statistics, sys
 arch, log = sys.argv[1], sys.argv[2]
 floor, plain, traced, calls, bad = [], [], [], None, []
+diff = {}  # (engine, extra multiples of ROUNDS) -> seconds
 for line in open(log, errors='replace'):
     f = line.split()
     if not f:
@@ -54,6 +70,10 @@ for line in open(log, errors='replace'):
         traced.append(float(f[2]) - float(f[1]))
         if f[3] != '0':
             bad.append(f[3])
+    elif f[0] == '@@DIFF' and len(f) == 6:
+        diff.setdefault((f[1], int(f[2])), []).append(float(f[4]) - float(f[3]))
+        if f[5] != '0':
+            bad.append(f[5])
 if not floor or not plain or not traced or not calls:
     sys.exit('board-bench: missing figures in ' + log)
 if bad:
@@ -63,4 +83,12 @@ per_call = (statistics.median(traced) - statistics.median(plain)) * 1e6 / calls
 print('%s board: ptrace floor %.0f us/stop; allocbench %d calls: untraced %.2f s, traced %.2f s; '
       'memtrace %.0f us/call = %.1fx the floor' % (arch, fl, calls, statistics.median(plain),
                                                   statistics.median(traced), per_call, per_call / fl))
+if diff:
+    # The calls alone: breakpoints on ROUNDS more, the agent on 99 ROUNDS
+    # more (less what the untraced program took for them).
+    bp = (statistics.median(diff[('ptrace', 1)]) - statistics.median(traced)) * 1e6 / calls
+    ag = ((statistics.median(diff[('agent', 99)]) - statistics.median(diff[('agent', 0)])) -
+          (statistics.median(diff[('plain', 99)]) - statistics.median(plain))) * 1e6 / (99 * calls)
+    print('%s board, per call by difference: breakpoints %.0f us, --engine=agent %.1f us (%.0fx less)'
+          % (arch, bp, ag, bp / ag if ag > 0 else float('inf')))
 PY

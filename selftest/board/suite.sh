@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak sigterm stacks net} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -148,5 +148,102 @@ echo "@@RC demo_rev memtrace=$?"
 for f in demo.local demo.local.err demo.stripped demo.mdns demo.mdns.err demo.rev demo.rev.err; do
     send $f /tmp/$f
 done
+fi
+# The agent engine (--engine=agent): where memtrace carries an agent for
+# the CPU, HEAP SUMMARY against valgrind's (the heap phase's logs, else
+# valgrind runs here), the stacks against the breakpoint engine's on the
+# same programs (the heap phase's reports, else made here), SIGKILL of
+# memtrace attached to a busy program (which must run on), JSON "engine", and a detach (SIGTERM to memtrace attached
+# with -p) after which the program runs on to an untraced run's output.
+# Elsewhere (armhf) the one line that says why breakpoints are used.
+if want agent; then
+echo "@@PHASE agent $(date +%s)"
+if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
+    for c in "bench1 $P/allocbench 100 8 1" "bench4 $P/allocbench 40 8 4" "cxx $P/intercept_cxx"; do
+        set -- $c
+        name=$1
+        shift
+        if [ ! -f /tmp/$name.vg ]; then
+            valgrind --run-libc-freeres=no --run-cxx-freeres=no --read-inline-info=no \
+                --log-file=/tmp/ag_$name.vg "$@" >/dev/null 2>&1
+            send ag_$name.vg /tmp/ag_$name.vg
+        fi
+        if [ ! -f /tmp/$name.json ]; then
+            $MT -q -j -o /tmp/$name.json "$@" >/dev/null 2>&1
+            send $name.json /tmp/$name.json
+        fi
+        t0=$(up)
+        MEMTRACE_AGENT_STATS=1 $MT --engine=agent -j -o /tmp/ag_$name.json "$@" >/tmp/ag_$name.out 2>/tmp/ag_$name.err
+        echo "@@RC ag_$name memtrace=$? seconds=$t0,$(up)"
+        send ag_$name.json /tmp/ag_$name.json
+        send ag_$name.err /tmp/ag_$name.err
+    done
+    for bin in stacks_O2 stacks_cxx; do
+        for e in ptrace agent; do
+            LD_LIBRARY_PATH=$P $MT -q -d 40 -j --engine=$e -o /tmp/eng_${bin}_$e.json $P/$bin >/dev/null 2>/tmp/eng_${bin}_$e.err
+            echo "@@RC eng_${bin}_$e memtrace=$?"
+            send eng_${bin}_$e.json /tmp/eng_${bin}_$e.json
+            send eng_${bin}_$e.err /tmp/eng_${bin}_$e.err
+        done
+    done
+    # -f: proc_fork's tree (fork, vfork+exec, a fork in a child) by both engines.
+    for e in ptrace agent; do
+        $MT -q -f -d 40 -j --engine=$e -o /tmp/fk_$e.json $P/proc_fork >/tmp/fk_$e.out 2>/tmp/fk_$e.err
+        echo "@@RC fk_$e memtrace=$?"
+        send fk_$e.json /tmp/fk_$e.json
+        send fk_$e.err /tmp/fk_$e.err
+    done
+    $P/proc_fork >/tmp/fk_plain.out 2>&1
+    for f in fk_plain.out fk_ptrace.out fk_agent.out; do
+        sort /tmp/$f >/tmp/$f.sorted
+        send $f /tmp/$f.sorted
+    done
+    # SIGKILL of memtrace attached with the agent to a busy 4-thread program:
+    # the guardian switches the agent off and the program runs on.
+    [ -f /tmp/churn.plain ] || $P/mt_churn 4 $CHURN >/tmp/churn.plain 2>&1
+    $P/mt_churn 4 $CHURN >/tmp/ag_kill.out 2>&1 &
+    prog=$!
+    $MT --engine=agent -q -o /dev/null -p $prog >/dev/null 2>/tmp/ag_kill.err &
+    m=$!
+    n=0
+    while ! grep -q memtrace-agent /proc/$prog/maps 2>/dev/null && [ $n -lt 200 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    sleep 0.5
+    in=$(grep -c memtrace-agent /proc/$prog/maps 2>/dev/null)
+    kill -KILL $m
+    running=no
+    kill -0 $prog 2>/dev/null && running=yes
+    wait $prog
+    echo "@@RC ag_kill agent_in=${in:-0} running_at_kill=$running prog=$?"
+    send ag_kill.plain /tmp/churn.plain
+    send ag_kill.out /tmp/ag_kill.out
+    send ag_kill.err /tmp/ag_kill.err
+    # rely_ticker: busy for a few seconds whatever the engine costs.
+    $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.plain 2>&1
+    $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.out 2>&1 &
+    prog=$!
+    $MT --engine=agent -j -o /tmp/ag_ticker.json -p $prog >/dev/null 2>/tmp/ag_ticker.err &
+    m=$!
+    sleep 2
+    kill -TERM $m
+    wait $m
+    mrc=$?
+    running=no
+    kill -0 $prog 2>/dev/null && running=yes
+    maps=$(grep -c memtrace-agent /proc/$prog/maps 2>/dev/null)
+    wait $prog
+    echo "@@RC ag_ticker memtrace=$mrc running_after=$running agent_maps=${maps:-0} prog=$?"
+    send ag_ticker.plain /tmp/ag_ticker.plain
+    send ag_ticker.out /tmp/ag_ticker.out
+    send ag_ticker.json /tmp/ag_ticker.json
+    send ag_ticker.err /tmp/ag_ticker.err
+else
+    $MT --engine=agent -q -j -o /tmp/ag_fallback.json $P/exit_status >/dev/null 2>/tmp/ag_fallback.err
+    echo "@@RC ag_fallback memtrace=$?"
+    send ag_fallback.json /tmp/ag_fallback.json
+    send ag_fallback.err /tmp/ag_fallback.err
+fi
 fi
 echo "@@PHASE done $(date +%s)"

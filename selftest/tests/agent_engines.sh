@@ -23,16 +23,7 @@ gcc -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o memo_twins_O2 "$D
     fail "build memo_twins -O2"
 
 stacks_of() { # JSON -> one line per stack, sorted; the summary first
-    python3 - "$1" <<'PY'
-import json, os, sys
-h = json.load(open(sys.argv[1]))
-print('summary', *(h['heap'][k] for k in ('allocs', 'frees', 'bytes_allocated', 'in_use_bytes', 'in_use_blocks')))
-rows = []
-for s in h['stacks']:
-    frames = ' '.join('%s+%s' % (os.path.basename(f.get('module', '?')), f.get('offset', f['pc'])) for f in s['frames'])
-    rows.append('%d %d %d %s' % (s['bytes'], s['blocks'], s['allocs'], frames))
-print('\n'.join(sorted(rows)))
-PY
+    python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$1"
 }
 
 compare() { # NAME ARGS...

@@ -18,6 +18,8 @@ for a in aarch64 arm; do
 done
 fail=0
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$MT_ROOT/build-aarch64/cross/a64_displace_check" || fail=1
+# The agent engine's entry patch (arch/aarch64_patch.c), run for real.
+qemu-aarch64 -L /usr/aarch64-linux-gnu "$MT_ROOT/build-aarch64/cross/a64_patch_check" || fail=1
 qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/arm_displace_check" || fail=1
 
 # One object per case: the instruction at 0x400 + OFFSET, its labels

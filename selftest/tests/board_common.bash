@@ -17,6 +17,16 @@
 #   stacks    every gdb backtrace at malloc/calloc/new is one of memtrace's
 #             stacks (-O0; -O2 without frame pointers; a shared library; a
 #             signal handler, through the sigreturn trampoline; threads; C++)
+#   agent     --engine=agent where memtrace has an agent for the CPU
+#             (aarch64): HEAP SUMMARY equal to valgrind's (allocbench on 1
+#             and 4 threads, C++), stacks equal to the breakpoint engine's
+#             on the same program, -f on a process tree (the same figures
+#             and stacks per process), JSON "engine", SIGKILL to memtrace
+#             attached (-p) to a busy program, which runs on to an
+#             untraced run's output, and SIGTERM to memtrace
+#             attached (-p) leaves the program running to an untraced
+#             run's output; elsewhere (armhf) one line says why
+#             breakpoints are used
 #   net       the stripped demo traced with memtrace -m (mDNS) and with
 #             memtrace -l + memtrace-fs -c gives the report of a local trace
 #             of the unstripped demo
@@ -61,6 +71,8 @@ board_build() {
         "${cc[@]}" intercept_memalign "$s/intercept_memalign.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" leak_kinds "$s/leak_kinds.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" rely_ticker "$s/rely_ticker.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" proc_fork "$s/proc_fork.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" exit_status "$d/exit_status.c" -O0 -g $cflags &&
         "${cc[@]}" demo "$s/demo.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" libstacks_O0.so "$d/stacks_lib.c" -g -O0 -fPIC -shared $cflags &&
@@ -205,7 +217,7 @@ board_step() {
 
 # BOARD_PHASES: the phases of the suite to run (all by default; fewer only
 # to debug one).
-BOARD_PHASES=${BOARD_PHASES:-heap leak sigterm stacks net}
+BOARD_PHASES=${BOARD_PHASES:-heap leak sigterm stacks net agent}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=()
@@ -257,6 +269,7 @@ board_judge() {
     phase sigterm && board_judge_sigterm "$g"
     phase stacks && board_judge_stacks "$g"
     phase net && board_judge_net "$g"
+    phase agent && board_judge_agent "$g"
     if [ ${#FAILED[@]} -gt 0 ]; then
         fail "$BOARD_ARCH board: ${#FAILED[@]} checks failed: ${FAILED[*]}"
     fi
@@ -334,4 +347,71 @@ board_judge_net() {
     check "net -l" $? "memtrace -l in the VM, memtrace-fs -c from the host: report $( [ -s "$MT_TMP/rev.diff" ] && echo differs || echo identical) to the local unstripped trace"
     [ -s "$MT_TMP/rev.diff" ] && { head -n 20 "$MT_TMP/rev.diff"; cat "$g/demo.rev.err" "$MT_TMP/fs-rev.log"; }
     true
+}
+
+board_judge_agent() {
+    local g=$1 c vg mt rc
+    if [ "$BOARD_ARCH" != aarch64 ]; then
+        local why
+        why=$(grep -a 'agent engine unavailable' "$g/ag_fallback.err")
+        [ "$(printf '%s\n' "$why" | grep -c .)" = 1 ] && echo "$why" | grep -q "using breakpoints" &&
+            [ "$(rc_of ag_fallback memtrace)" = 7 ] &&
+            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_fallback.json")" = ptrace ]
+        check "agent fallback" $? "--engine=agent on $BOARD_ARCH: [$why], exit $(rc_of ag_fallback memtrace), JSON engine ptrace"
+        return
+    fi
+    for c in bench1 bench4 cxx; do
+        local vgl=$g/ag_$c.vg
+        [ -f "$vgl" ] || vgl=$g/$c.vg
+        vg=$(valgrind_log_figures "$vgl" 2>&1)
+        mt=$(memtrace_json_figures "$g/ag_$c.json" 2>&1)
+        local eng
+        eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_$c.json" 2>&1)
+        [ "$vg" = "$mt" ] && [ "$eng" = agent ] && [ "$(rc_of ag_$c memtrace)" = 0 ]
+        check "agent heap $c" $? "valgrind $vg | memtrace --engine=agent $mt (engine $eng, exit $(rc_of ag_$c memtrace), seconds $(rc_of ag_$c seconds)) $(grep -a -m2 -E 'warn|error' "$g/ag_$c.err" | tr '\n' ' ')"
+        # The same stacks as the breakpoint engine's, most of them unwound
+        # in the target with the rows the tracer compiled.
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/$c.json" >"$MT_TMP/eng_$c.ptrace" 2>&1
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/ag_$c.json" >"$MT_TMP/eng_$c.agent" 2>&1
+        local stats in_target
+        stats=$(grep -a -m1 'agent engine: .* calls' "$g/ag_$c.err")
+        in_target=$(echo "$stats" | sed -n 's/.*unwound in the target: \([0-9]*\).*/\1/p')
+        diff "$MT_TMP/eng_$c.ptrace" "$MT_TMP/eng_$c.agent" >"$MT_TMP/eng_$c.diff" &&
+            [ "$(wc -l <"$MT_TMP/eng_$c.agent")" -gt 1 ] && { [ $c = cxx ] || [ "${in_target:-0}" -gt 0 ]; }
+        check "agent stacks $c" $? "$(($(wc -l <"$MT_TMP/eng_$c.agent") - 1)) stacks: the agent's $( [ -s "$MT_TMP/eng_$c.diff" ] && echo differ || echo equal) to the breakpoint engine's; ${stats#memtrace: }"
+        [ -s "$MT_TMP/eng_$c.diff" ] && head -n 20 "$MT_TMP/eng_$c.diff"
+    done
+    local bin
+    for bin in stacks_O2 stacks_cxx; do
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/eng_${bin}_ptrace.json" >"$MT_TMP/eng_$bin.ptrace" 2>&1
+        python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/eng_${bin}_agent.json" >"$MT_TMP/eng_$bin.agent" 2>&1
+        diff "$MT_TMP/eng_$bin.ptrace" "$MT_TMP/eng_$bin.agent" >"$MT_TMP/eng_$bin.diff" &&
+            [ "$(wc -l <"$MT_TMP/eng_$bin.agent")" -gt 1 ] &&
+            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/eng_${bin}_agent.json")" = agent ]
+        check "agent stacks $bin" $? "$(head -1 "$MT_TMP/eng_$bin.agent"), $(($(wc -l <"$MT_TMP/eng_$bin.agent") - 1)) stacks: the agent's $( [ -s "$MT_TMP/eng_$bin.diff" ] && echo differ || echo equal) to the breakpoint engine's"
+        [ -s "$MT_TMP/eng_$bin.diff" ] && { head -n 20 "$MT_TMP/eng_$bin.diff"; head -n 5 "$g/eng_${bin}_agent.err"; }
+    done
+    # -f: every process of proc_fork's tree with the same figures and stacks
+    # from both engines, each process's output as untraced.
+    local tree=$MT_ROOT/selftest/tests/proc_tree.py e
+    for e in ptrace agent; do
+        python3 "$tree" memtrace "$g/fk_$e.json" stacks 2>&1 | sed "s/^\([^ ]*\) $e/\1/" >"$MT_TMP/fk_$e.txt"
+    done
+    diff "$MT_TMP/fk_ptrace.txt" "$MT_TMP/fk_agent.txt" >"$MT_TMP/fk.diff" &&
+        [ "$(grep -vc '^ ' "$MT_TMP/fk_agent.txt")" -ge 3 ] && cmp -s "$g/fk_plain.out" "$g/fk_agent.out" &&
+        [ -s "$g/fk_plain.out" ] && [ "$(rc_of fk_agent memtrace)" = 0 ] && [ "$(rc_of fk_ptrace memtrace)" = 0 ]
+    check "agent fork" $? "memtrace -f on proc_fork: $(grep -vc '^ ' "$MT_TMP/fk_agent.txt") processes, $(grep -c '^ ' "$MT_TMP/fk_agent.txt") stacks, the agent's $( [ -s "$MT_TMP/fk.diff" ] && echo differ || echo equal) to the breakpoint engine's; outputs $(cmp -s "$g/fk_plain.out" "$g/fk_agent.out" && echo same || echo differ) as untraced"
+    [ -s "$MT_TMP/fk.diff" ] && { head -n 20 "$MT_TMP/fk.diff"; head -n 5 "$g/fk_agent.err"; }
+    local kl
+    kl=$(grep -a '^@@RC ag_kill ' "$OUT/console.log" | tail -n 1)
+    [ "$(rc_of ag_kill agent_in)" -gt 0 ] 2>/dev/null && [ "$(rc_of ag_kill running_at_kill)" = yes ] &&
+        [ "$(rc_of ag_kill prog)" = 0 ] && grep -q '^mt_churn:' "$g/ag_kill.plain" &&
+        cmp -s "$g/ag_kill.plain" "$g/ag_kill.out"
+    check "agent sigkill" $? "SIGKILL to memtrace --engine=agent -p on mt_churn (4 busy threads): [${kl#@@RC }], output $(cmp -s "$g/ag_kill.plain" "$g/ag_kill.out" && echo same || echo differs) as untraced [$(grep -a -m1 '^mt_churn:' "$g/ag_kill.out")]"
+    rc=$(grep -a '^@@RC ag_ticker ' "$OUT/console.log" | tail -n 1)
+    [ -s "$g/ag_ticker.plain" ] && cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" &&
+        [ "$(rc_of ag_ticker running_after)" = yes ] && [ "$(rc_of ag_ticker agent_maps)" = 0 ] &&
+        [ "$(rc_of ag_ticker prog)" = 0 ] && grep -q "agent unmapped" "$g/ag_ticker.err" &&
+        [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_ticker.json")" = agent ]
+    check "agent detach" $? "SIGTERM to memtrace --engine=agent -p: [${rc#@@RC }], output $(cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" && echo same || echo differs) as untraced; $(grep -a -m1 'agent engine:' "$g/ag_ticker.err")"
 }

@@ -10,7 +10,7 @@
  *   shared region a memfd mapped in the target and in the tracer: struct
  *                 agent_ctl, AGENT_SLOTS thread slots, then one ring of
  *                 AGENT_RING_SIZE bytes per slot.
- * A thread owns the slot whose key is its thread pointer (fs base); only
+ * A thread owns the slot whose key is its thread pointer (fs base, TPIDR_EL0); only
  * that thread writes its ring, only the tracer consumes it.  Everything the
  * tracer reads from the shared region is untrusted. */
 #ifndef MT_AGENT_AGENT_ABI_H
@@ -168,7 +168,8 @@ struct agent_rec {
     uint64_t ret;        /* return value (releases: 0) */
     uint64_t out;        /* posix_memalign: the pointer stored */
     uint64_t ra;         /* the return address at entry */
-    /* registers at the function's entry */
+    /* registers at the function's entry (aarch64: rsp is sp, rbp x29,
+     * rbx and r12-r15 x19-x23, ra x30) */
     uint64_t rsp, rbp, rbx, r12, r13, r14, r15;
     /* then stack_len bytes from rsp, padded to 8 */
 };

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +71,12 @@ static uint64_t slot_key_of(const struct thread *th)
     if (arch_get_regs(th->tid, &regs) < 0)
         return 0;
     return regs.user.fs_base ? regs.user.fs_base : 1;
+#elif defined(__aarch64__)
+    uint64_t tp = 0;
+    struct iovec iov = {&tp, sizeof(tp)};
+    if (ptrace(PTRACE_GETREGSET, th->tid, (void *)0x401 /* NT_ARM_TLS: TPIDR_EL0 */, &iov) < 0)
+        return 0;
+    return tp ? tp : 1;
 #else
     (void)th;
     return 0;

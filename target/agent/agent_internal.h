@@ -17,7 +17,11 @@
 
 /* Bytes at the start of a patch slot that jump into the agent (a thread
  * there is on its way into the agent's text). */
+#if defined(__aarch64__)
+#define AGENT_STUB_GUARD 24
+#else
 #define AGENT_STUB_GUARD 20
+#endif
 
 struct agent_mod_sig;
 
@@ -91,6 +95,10 @@ static inline uint64_t agent_tsc_now(void)
     uint32_t lo, hi;
     __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
     return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+    uint64_t v; /* the agent's clock: the virtual counter */
+    __asm__ volatile("dsb ish\n\tisb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
+    return v;
 #else
     return UINT64_MAX;
 #endif

@@ -181,6 +181,18 @@ static void replay(struct tracee *t, unsigned s)
     regs->user.rcx = r->args[3];
     regs->user.r8 = r->args[4];
     regs->user.r9 = r->args[5];
+#elif defined(__aarch64__)
+    regs->user.pc = p->addr;
+    regs->user.sp = r->rsp;
+    regs->user.regs[29] = r->rbp;
+    regs->user.regs[30] = r->ra;
+    regs->user.regs[19] = r->rbx;
+    regs->user.regs[20] = r->r12;
+    regs->user.regs[21] = r->r13;
+    regs->user.regs[22] = r->r14;
+    regs->user.regs[23] = r->r15;
+    for (int i = 0; i < 6; i++)
+        regs->user.regs[i] = r->args[i];
 #endif
     bool raw = r->kind == AGENT_REC_CALL;
     if (raw) {

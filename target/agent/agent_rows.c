@@ -4,8 +4,8 @@
  * each frame's row goes into the shared table when the agent's form can
  * hold it, so the next call through the same frames is unwound in the
  * target and sends only its pcs.  The form holds exactly what the tracer's
- * unwinder would do at that pc (target/unwind/unwind.c on x86_64): CFA =
- * rsp or rbp + offset, return address and saved rbp at CFA offsets, and
+ * unwinder would do at that pc (target/unwind/unwind.c on x86_64 and
+ * aarch64): CFA = rsp or rbp (aarch64: sp or x29) + offset, return address and saved rbp at CFA offsets, and
  * the pcs where it stops (no CFI, outermost frame).  Anything else
  * (expressions, signal frames, other registers) stays with the tracer. */
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include "target/heap/stacks.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/tracee.h"
+#include "target/unwind/unwind.h"
 
 static struct agent_row *rows_of(struct agent_engine *a)
 {
@@ -26,14 +27,21 @@ static struct agent_row *rows_of(struct agent_engine *a)
 /* 0 when the row cannot be said in the agent's form. */
 static uint64_t compile_row(struct tracee *t, uint64_t probe)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     struct module *m = module_find(t->modules, probe);
+#ifdef ARCH_HAS_SIGTRAMP
+    /* Without CFI the tracer's unwinder may still step a signal frame by
+     * its code (aarch64): only a pc with a row is learnt. */
+    const uint64_t no_row = 0;
+#else
+    const uint64_t no_row = AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+#endif
     if (!m)
-        return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+        return no_row;
     struct cfi_table *table = object_cfi(m->obj);
     const struct cfi_row *row = table ? cfi_lookup(table, probe - m->bias) : NULL;
     if (!row)
-        return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+        return no_row;
     if (row->ra_column != ARCH_DWARF_RA)
         return 0;
     const struct cfi_rule *ra = &row->regs[ARCH_DWARF_RA];
@@ -95,6 +103,11 @@ void agent_learn_rows(struct tracee *t, uint32_t stack_id)
      * addresses, looked up inside the call.  The frame after the last
      * says why the unwind stopped, when it stopped on its own. */
     for (unsigned i = 0; i < n; i++) {
+#if ARCH_DWARF_RA != UNWIND_DWARF_PC
+        /* arm, aarch64: frame 0 steps by the return-address register, no row */
+        if (i == 0)
+            continue;
+#endif
         uint64_t probe = i == 0 ? pcs[0] : pcs[i] - 1;
         uint64_t val = compile_row(t, probe);
         if (!val)

@@ -2,6 +2,7 @@
  * gadget (inject.c runs system calls there) and displaced-instruction
  * slots.  Pages are mapped by an injected mmap (inject.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,6 +34,37 @@ uint64_t scratch_trampoline(const struct tracee *t, uint64_t near)
     return t->scratch_count ? t->scratch[0].addr + SCRATCH_TRAMPOLINE_OFF : 0;
 }
 
+#ifdef ARCH_SCRATCH_REACH
+/* A free page within ARCH_SCRATCH_REACH of near, by /proc/PID/maps: the
+ * top of the nearest gap below it, else the bottom of the nearest above
+ * (0: none).  The hint below is taken when that range is free; a big
+ * mapping placed next to the libraries (a malloc arena, the agent's
+ * shared region) makes the kernel put the page elsewhere, out of reach. */
+static uint64_t free_page_near(pid_t pid, uint64_t near)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    uint64_t prev_hi = 1u << 20, below = 0, above = 0; /* far above mmap_min_addr */
+    unsigned long long lo, hi;
+    while (fgets(line, sizeof(line), f) && sscanf(line, "%llx-%llx", &lo, &hi) == 2) {
+        if (lo >= prev_hi + SCRATCH_PAGE_SIZE) {
+            uint64_t top = lo - SCRATCH_PAGE_SIZE;
+            if (lo <= near && near - top <= ARCH_SCRATCH_REACH)
+                below = top;
+            if (!above && prev_hi >= near && prev_hi - near <= ARCH_SCRATCH_REACH)
+                above = prev_hi;
+        }
+        if (hi > prev_hi)
+            prev_hi = hi;
+    }
+    fclose(f);
+    return below ? below : above;
+}
+#endif
+
 static int scratch_map_page(struct tracee *t, struct thread *th, uint64_t near, struct scratch_page *out)
 {
     /* Ask for a page just below the module: RIP-relative operands of the
@@ -50,6 +82,20 @@ static int scratch_map_page(struct tracee *t, struct thread *th, uint64_t near, 
     const uint64_t word_max = ARCH_PTR_SIZE == 8 ? UINT64_MAX : UINT32_MAX;
     if (addr > word_max - 4096)
         return -(int)(word_max - addr + 1);
+#ifdef ARCH_SCRATCH_REACH
+    if ((addr > near ? addr - near : near - addr) > ARCH_SCRATCH_REACH) {
+        uint64_t at = free_page_near(t->pid, near), again = 0;
+        const uint64_t unmap[6] = {addr, SCRATCH_PAGE_SIZE, 0, 0, 0, 0};
+        args[0] = at;
+        if (at && inject_syscall(t, th, MMAP_SYSCALL, args, &again) == 0 && again == at) {
+            inject_syscall(t, th, SYS_munmap, unmap, &addr);
+            addr = at;
+        } else if (again && again <= word_max - 4096) {
+            const uint64_t undo[6] = {again, SCRATCH_PAGE_SIZE, 0, 0, 0, 0};
+            inject_syscall(t, th, SYS_munmap, undo, &again);
+        }
+    }
+#endif
     uint8_t page[SCRATCH_PAGE_SIZE];
     memset(page, arch_breakpoint_insn[0], sizeof(page));
     if (ARCH_BREAKPOINT_LEN > 1) {
