@@ -49,6 +49,8 @@ struct thread {
     int resume_signal;          /* signal to deliver when resumed */
     bool interrupt_requested;   /* we sent PTRACE_INTERRUPT */
     bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
+    bool exit_held;             /* its exit stop came to a world stop: its
+                                   exit hooks run when the world resumes */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
     /* The last release this thread entered (misuse.c): operator delete
