@@ -28,6 +28,11 @@ const char *agent_engine_name(const struct tracee *t);
 
 /* This memtrace carries an agent for its CPU (what --version lists). */
 bool agent_engine_built(void);
+/* The engine used when none is asked for: the agent where this build
+ * carries one and the CPU makes it the default (arch_agent_default), else
+ * breakpoints.  A process the agent cannot serve (agent_supported) gets
+ * breakpoints all the same, said in one line. */
+enum tracer_engine agent_default_engine(void);
 
 /* Can this memtrace inject an agent into process pid at all?  false with
  * a one-line reason (another CPU, no FSGSBASE for the agent's per-thread

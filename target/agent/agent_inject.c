@@ -62,6 +62,11 @@ bool agent_engine_built(void)
     return read_header(&h);
 }
 
+enum tracer_engine agent_default_engine(void)
+{
+    return arch_agent_default() && agent_engine_built() ? ENGINE_AGENT : ENGINE_PTRACE;
+}
+
 bool agent_supported(int pid, char *why, size_t whylen)
 {
     struct agent_header h;
@@ -147,10 +152,40 @@ int agent_open_target_fd(pid_t pid, int64_t fd, int flags)
     return open(path, flags | O_CLOEXEC);
 }
 
+/* The seccomp mode of process pid (/proc/PID/status "Seccomp:"): 0 none,
+ * 1 strict, 2 filter; 0 when unknown. */
+static int seccomp_mode(int pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    int mode = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Seccomp: %d", &mode) == 1)
+            break;
+    fclose(f);
+    return mode;
+}
+
 int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
 {
     if (!agent_supported(t->pid, why, whylen))
         return -1;
+    /* The agent's injection makes system calls the program itself may
+     * never make (memfd_create, pidfd_open, pipe2...): a seccomp policy can
+     * kill the process for one.  The default engine does not take that
+     * risk; --engine=agent (or $MEMTRACE_ENGINE) tries, and an EPERM from
+     * the policy still falls back to breakpoints. */
+    int mode = seccomp_mode(t->pid);
+    if (mode && !t->opts.engine_asked) {
+        snprintf(why, whylen,
+                 "it runs under a seccomp %s, which could kill it for the agent's system calls "
+                 "(--engine=agent tries anyway)",
+                 mode == 1 ? "strict mode" : "filter");
+        return -1;
+    }
     struct agent_engine *a = xcalloc(1, sizeof(*a));
     a->doorbell_fd = -1;
     a->target_doorbell_fd = -1;

@@ -96,6 +96,7 @@ struct tracee;
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     int engine;              /* enum tracer_engine (target/agent/agent.h) */
+    bool engine_asked;       /* named by --engine or $MEMTRACE_ENGINE, not the default */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
 
