@@ -365,7 +365,7 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
                                   &covered, &why);
     uint8_t jump[X86_PATCH_MAX_COVER];
     if (!n || x86_patch_jump(jump, covered, addr, slot) < 0) {
-        mt_warn("%s in %s: %s; not intercepted", fn->name, m->path, why ? why : "stub out of reach");
+        mt_warn("agent engine: %s in %s: %s", fn->name, m->path, why ? why : "stub out of reach");
         return -ENOTSUP;
     }
     unsigned idx = a->npatches;
