@@ -402,6 +402,11 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
 }
 #endif
 
+bool agent_fn_patched(const struct intercept_fn *fn)
+{
+    return fn->op != OP_EXIT;
+}
+
 static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
 {
     for (uint32_t i = 0; i < a->data.nranges; i++)
@@ -420,6 +425,8 @@ unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *
     unsigned placed = 0;
     *refused = 0;
     for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        if (!agent_fn_patched(fn)) /* a breakpoint instead (placement.c) */
+            continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
         if (!addr || patched_name(a, fn->name, addr))
             continue;

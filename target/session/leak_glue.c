@@ -161,8 +161,12 @@ void session_leak_hook(struct session *s, struct tracer_options *opts)
         return;
     opts->exit_stop_hook = on_exit_stop;
     opts->exit_stop_ctx = s;
-    opts->exit_call_hook = on_exit_call;
-    opts->exit_call_ctx = s;
+    /* Only when the scan at exit is asked for: the agent engine places a
+     * breakpoint on exit() for it (tracer/placement.c). */
+    if (s->leak->autoscan) {
+        opts->exit_call_hook = on_exit_call;
+        opts->exit_call_ctx = s;
+    }
 }
 
 struct scan_print {

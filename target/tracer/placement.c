@@ -51,6 +51,14 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
     return bp_insert(t, bp);
 }
 
+/* With the agent engine every function goes through the agent but exit(),
+ * which gets a breakpoint when its moment is wanted (the leak scan at
+ * exit: a stop before any exit handler runs, as with breakpoints). */
+static bool wants_breakpoint(const struct tracee *t, const struct intercept_fn *fn)
+{
+    return !t->agent || (!agent_fn_patched(fn) && t->opts.exit_call_hook);
+}
+
 /* Returns how many functions the agent could not redirect. */
 static unsigned place_intercepts(struct tracee *t, struct thread *th, struct module *m)
 {
@@ -63,8 +71,8 @@ static unsigned place_intercepts(struct tracee *t, struct thread *th, struct mod
     unsigned refused = 0;
     if (t->agent)
         placed = agent_patch_module(t, th, m, &refused);
-    for (const struct intercept_fn *fn = intercept_table(); fn->name && !t->agent; fn++) {
-        if (name_placed(t, fn->name))
+    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        if (!wants_breakpoint(t, fn) || name_placed(t, fn->name))
             continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
         if (addr && place_breakpoint(t, th, m, addr, fn) == 0)
