@@ -10,8 +10,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 need_tool valgrind valgrind
 cd "$MT_TMP"
-[ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
-grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+need_agent
 gcc -O0 -g -Wl,--export-dynamic-symbol=pvalloc -o refused "$MT_ROOT/selftest/tests/data/agent_refused.c" ||
     fail "cannot build agent_refused.c"
 expected=$(./refused) || fail "untraced run failed"
