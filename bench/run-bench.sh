@@ -355,7 +355,7 @@ LEAK_ROW="$LEAK_WALL s wall, $LEAK_CPU s CPU for $(calc "$LEAK_BYTES / 1048576" 
 # bytes over the traced wall time; and the wall time with and without it.
 progress "--record cost"
 gcc -O2 -g -Wall -Wextra -I. -D_GNU_SOURCE -o "$BIN/record_cost" bench/record_cost.c "$BUILD/libmt.a" \
-    "$(gcc -print-file-name=libiberty.a)" -lz -lpthread || die "cannot build bench/record_cost.c"
+    "$(gcc -print-file-name=libiberty.a)" -lz -lpthread -lprotobuf-c -lelf || die "cannot build bench/record_cost.c"
 "$BIN/record_cost" "$STACKS" 256 2000 >"$TMP/rc" 2>&1 || die "record_cost failed: $(tail -1 "$TMP/rc")"
 REC_STEADY=$(sed -n 's/^record_cost: steady [^:]*: //p' "$TMP/rc")
 REC_GROW=$(sed -n 's/^record_cost: growing [^:]*: //p' "$TMP/rc")
