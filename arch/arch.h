@@ -130,6 +130,12 @@ struct unwind_regs {
     uint64_t valid;
 };
 
+/* Is the in-process agent (target/agent) the default engine on this CPU?
+ * true where its agent is built and proven by the oracle tests (x86_64;
+ * the agent still checks each process at run time, agent_supported, and
+ * says why it falls back to breakpoints); false: breakpoints, silently. */
+bool arch_agent_default(void);
+
 int arch_get_regs(pid_t tid, struct arch_regs *regs);
 int arch_set_regs(pid_t tid, const struct arch_regs *regs);
 

@@ -29,6 +29,9 @@ const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
 #define CPSR_T (1u << 5)
 #define CPSR_IT_MASK 0x0600fc00u   /* IT[7:2] at 15:10, IT[1:0] at 26:25 */
 
+/* no agent for arm yet: breakpoints */
+bool arch_agent_default(void) { return false; }
+
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {
     return (int)ptrace(PTRACE_GETREGS, tid, NULL, &regs->user);

@@ -133,6 +133,7 @@ echo
 echo "== engines side by side (µs per allocation call over native; $REPS runs, medians) =="
 echo "machine: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "interpreter: $PYTHON ($("$PYTHON" --version 2>&1))"
+echo "engines: column ptrace = memtrace --engine=ptrace (breakpoints; a tenth of the work), column agent = memtrace --engine=agent"
 printf '%-30s %12s' workload "native (s)"
 for tool in "${tools[@]}"; do [ "$tool" = native ] || printf ' %18s' "$tool"; done
 printf ' %s\n' "agent < heaptrack?"

@@ -24,6 +24,10 @@ NTHREADS=${BENCH_THREADS:-50}
 
 MEMTRACE=$ROOT/target/memtrace
 MEMTRACE_FS=$ROOT/host-fs/memtrace-fs
+# Every memtrace row of this table measures the breakpoint engine, named
+# on each command line (the agent, the default on x86_64, is measured
+# beside it by bench/agent-bench.sh).
+MT=("$MEMTRACE" --engine=ptrace)
 ALLOCBENCH=$ROOT/$BUILD/bench/allocbench
 BIN=$ROOT/$BUILD/bench
 TMP=$(mktemp -d /tmp/memtrace-bench.XXXXXX)
@@ -107,7 +111,7 @@ for ((r = 0; r < REPS; r++)); do
     progress "per-call overhead, repetition $((r + 1))/$REPS"
     # Startup cost of each tool (no allocation rounds) so it can be taken out.
     u=$(wall_us "$ALLOCBENCH" 0 8 1)
-    startup_mt+=($(($(wall_us "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" 0 8 1) - u)))
+    startup_mt+=($(($(wall_us "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" 0 8 1) - u)))
     [ "$HAVE_VALGRIND" = 1 ] && startup_vg+=($(($(wall_us valgrind -q --run-libc-freeres=no "$ALLOCBENCH" 0 8 1) - u)))
     [ "$HAVE_HEAPTRACK" = 1 ] && startup_ht+=($(($(wall_us heaptrack -o "$TMP/ht" "$ALLOCBENCH" 0 8 1) - u)))
     rm -f "$TMP"/ht*
@@ -117,7 +121,7 @@ for ((r = 0; r < REPS; r++)); do
         u=$(wall_us "$ALLOCBENCH" "$ITERS" "$dp" "$th")
         CALLS[$th$dp]=$(calls_of)
         T[un,$th,$dp]+=" $u"
-        T[mt,$th,$dp]+=" $(wall_us "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
+        T[mt,$th,$dp]+=" $(wall_us "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
         [ "$(calls_of)" = "${CALLS[$th$dp]}" ] || die "memtrace run of allocbench failed: $(tail -3 "$TMP/out")"
         if [ "$HAVE_VALGRIND" = 1 ]; then
             T[vg,$th,$dp]+=" $(wall_us valgrind -q --run-libc-freeres=no "$ALLOCBENCH" "$ITERS" "$dp" "$th")"
@@ -139,7 +143,7 @@ stops_per_call() {
     local th=$1 dp=$2 n
     if [ "$HAVE_PERF" = 1 ]; then
         n=$(perf stat -x, -e syscalls:sys_enter_ptrace --filter 'request == 7' -- \
-            "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th" 2>&1 >/dev/null |
+            "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" "$ITERS" "$dp" "$th" 2>&1 >/dev/null |
             awk -F, '/sys_enter_ptrace/ {print $1}')
         calc "$n / ${CALLS[$th$dp]}" 2
     else
@@ -185,7 +189,7 @@ done
 SYSC_PER_STOP=n/a
 if command -v strace >/dev/null; then
     sysc() {
-        MEMTRACE_NO_SUPERVISOR=1 strace -c -o "$TMP/sc" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$1" 8 1 >/dev/null 2>&1
+        MEMTRACE_NO_SUPERVISOR=1 strace -c -o "$TMP/sc" "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" "$1" 8 1 >/dev/null 2>&1
         awk '$NF != "total" && $4 ~ /^[0-9]+$/ {n += $4} END {print n+0}' "$TMP/sc"
     }
     s0=$(sysc 0)
@@ -204,11 +208,11 @@ cpu_us() { # CPU (user+sys) of memtrace and the traced program, in µs
 }
 d1w=(); d32w=(); d1c=(); d32c=()
 for ((r = 0; r < REPS; r++)); do
-    d1w+=("$(wall_us "$MEMTRACE" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
-    d32w+=("$(wall_us "$MEMTRACE" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+    d1w+=("$(wall_us "${MT[@]}" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+    d32w+=("$(wall_us "${MT[@]}" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
     if [ -x /usr/bin/time ]; then
-        d1c+=("$(cpu_us "$MEMTRACE" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
-        d32c+=("$(cpu_us "$MEMTRACE" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+        d1c+=("$(cpu_us "${MT[@]}" -q -d 1 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
+        d32c+=("$(cpu_us "${MT[@]}" -q -d 32 -o /dev/null "$ALLOCBENCH" "$ITERS" 32 1)")
     fi
 done
 C132=${CALLS[132]}
@@ -226,7 +230,7 @@ fi
 progress "report writing ($STACKS stacks)"
 report_us() {
     local n=$1 t_end t_prog
-    "$MEMTRACE" -q -o "$TMP/report" "$BIN/many_stacks" "$n" >"$TMP/out" 2>&1
+    "${MT[@]}" -q -o "$TMP/report" "$BIN/many_stacks" "$n" >"$TMP/out" 2>&1
     t_end=$(now_us)
     t_prog=$(awk '/^many_stacks:/ {print $5}' "$TMP/out")
     echo $((t_end - t_prog))
@@ -242,12 +246,12 @@ REPORT_PER_STACK=$(calc "($(median "${rsn[@]}") - $(median "${rs1[@]}")) / $NSTA
 
 # --- memory ----------------------------------------------------------------------
 progress "tracer peak RSS (allocbench, 0 / $LIVE_SMALL / $LIVE_BIG live blocks)"
-RSS_AB=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$ITERS" 8 2)
-RSS_0=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" 0)
+RSS_AB=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" "$ITERS" 8 2)
+RSS_0=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -o /dev/null "$BIN/live_blocks" 0)
 # Nothing left live, so the report symbolizes nothing: the tracing alone.
-RSS_TRACE=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" 0 16 nobuf)
-RSS_S=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
-RSS_B=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -o /dev/null "$BIN/live_blocks" "$LIVE_BIG")
+RSS_TRACE=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -o /dev/null "$BIN/live_blocks" 0 16 nobuf)
+RSS_S=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
+RSS_B=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -o /dev/null "$BIN/live_blocks" "$LIVE_BIG")
 grep -q "^live_blocks: $LIVE_BIG blocks" "$TMP/out" || die "live_blocks $LIVE_BIG under memtrace failed: $(tail -2 "$TMP/out")"
 per_block() { calc "($1 - $RSS_0) * 1024 / $2" 0; }
 rss_verdict() { awk "BEGIN { print ($1 * 1024 <= 4 * 1048576 + 64 * $2) ? \"met\" : \"MISSED\" }"; }
@@ -268,7 +272,7 @@ if [ -x "$MEMTRACE_FS" ]; then
     FS_PID=$!
     sleep 1
     if kill -0 "$FS_PID" 2>/dev/null; then
-        REMOTE_RSS=$(peak_rss_kib "$TMP/out" "$MEMTRACE" -q -c "127.0.0.1:$PORT" -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
+        REMOTE_RSS=$(peak_rss_kib "$TMP/out" "${MT[@]}" -q -c "127.0.0.1:$PORT" -o /dev/null "$BIN/live_blocks" "$LIVE_SMALL")
         if grep -q "^live_blocks: $LIVE_SMALL blocks" "$TMP/out"; then
             REMOTE_OK=1
             REMOTE_RSS="$REMOTE_RSS KiB with $LIVE_SMALL live blocks (local: $RSS_S KiB)"
@@ -311,7 +315,7 @@ if (cd "$LIBDIR" && gcc -c -fPIC -O1 -g ml*.c &&
         NMODS=$(awk '$6 ~ /\.so/ {print $6}' "/proc/$ML_PID/maps" | sort -u | wc -l)
         at=()
         for ((r = 0; r < REPS; r++)); do
-            ms=$("$BIN/attach_time" "$MEMTRACE" "$ML_PID" 2>"$TMP/at.err" | awk '{print $2}')
+            ms=$(MEMTRACE_ENGINE=ptrace "$BIN/attach_time" "$MEMTRACE" "$ML_PID" 2>"$TMP/at.err" | awk '{print $2}')
             [ -n "$ms" ] && at+=("$ms")
         done
         if [ ${#at[@]} -gt 0 ] && kill -0 "$ML_PID" 2>/dev/null; then
@@ -351,7 +355,7 @@ LEAK_ROW="$LEAK_WALL s wall, $LEAK_CPU s CPU for $(calc "$LEAK_BYTES / 1048576" 
 # bytes over the traced wall time; and the wall time with and without it.
 progress "--record cost"
 gcc -O2 -g -Wall -Wextra -I. -D_GNU_SOURCE -o "$BIN/record_cost" bench/record_cost.c "$BUILD/libmt.a" \
-    "$(gcc -print-file-name=libiberty.a)" -lz -lpthread -lprotobuf-c || die "cannot build bench/record_cost.c"
+    "$(gcc -print-file-name=libiberty.a)" -lz -lpthread -lprotobuf-c -lelf || die "cannot build bench/record_cost.c"
 "$BIN/record_cost" "$STACKS" 256 2000 >"$TMP/rc" 2>&1 || die "record_cost failed: $(tail -1 "$TMP/rc")"
 REC_STEADY=$(sed -n 's/^record_cost: steady [^:]*: //p' "$TMP/rc")
 REC_GROW=$(sed -n 's/^record_cost: growing [^:]*: //p' "$TMP/rc")
@@ -361,9 +365,9 @@ REC_ROUNDS=$((ITERS * 10))
 # a shared machine is too noisy for a difference of a few per cent.
 cpu_s() { /usr/bin/time -f '%U %S' -o "$TMP/time" "$@" >"$TMP/out" 2>&1; awk '{print $1 + $2}' "$TMP/time"; }
 for ((r = 0; r < 3; r++)); do
-    rn+=("$(cpu_s "$MEMTRACE" -q -o /dev/null "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
+    rn+=("$(cpu_s "${MT[@]}" -q -o /dev/null "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
     t0=$(now_us)
-    rw+=("$(cpu_s "$MEMTRACE" -q -o /dev/null --record "$TMP/rec.mt" "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
+    rw+=("$(cpu_s "${MT[@]}" -q -o /dev/null --record "$TMP/rec.mt" "$ALLOCBENCH" "$REC_ROUNDS" 8 2)")
     t1=$(now_us)
     rb+=("$(stat -c %s "$TMP/rec.mt") $((t1 - t0))")
 done
@@ -378,21 +382,23 @@ echo
 echo "memtrace benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'))"
 echo "machine: $MACHINE"
 echo "medians of $REPS repetitions; allocbench $ITERS rounds per thread (4 calls/round)"
+echo "engine: every memtrace row is the breakpoint engine, [ptrace] (--engine=ptrace); the agent's"
+echo "rows ([agent], --engine=agent) follow in the engines table (bench/agent-bench.sh)"
 echo
 printf '%-58s %s\n' "ptrace floor (int3 stop + PTRACE_CONT round trip)" "$FLOOR µs"
 printf '%-58s %s\n' "  with GETREGS+SETREGS at each stop (informative)" "$FLOOR_REGS µs"
 printf '%-58s %s\n' "  waiting as an event loop (WNOHANG+signalfd+poll)" "$FLOOR_POLL µs"
 printf '%-58s %s\n' "tool startup over untraced (allocbench 0 rounds)" \
-    "memtrace $(calc "$ST_MT / 1000" 0) ms, valgrind $(calc "$ST_VG / 1000" 0) ms, heaptrack $(calc "$ST_HT / 1000" 0) ms"
+    "memtrace [ptrace] $(calc "$ST_MT / 1000" 0) ms, valgrind $(calc "$ST_VG / 1000" 0) ms, heaptrack $(calc "$ST_HT / 1000" 0) ms"
 echo
 echo "per-call overhead = (traced - untraced wall time) / calls"
 for p in "${PERCALL_ROWS[@]}"; do
     IFS='|' read -r what m v h <<<"$p"
-    printf '  %-30s memtrace  %s\n' "$what" "$m"
+    printf '  %-30s memtrace [ptrace]  %s\n' "$what" "$m"
     printf '  %-30s %s\n' "" "$v"
     printf '  %-30s %s\n' "" "$h"
 done
-printf '  %-30s %s\n' "syscalls of memtrace per stop" "$SYSC_PER_STOP (the floor makes 2: wait4 + PTRACE_CONT; ${SYSC_DETAIL:-} in 1000 rounds)"
+printf '  %-30s %s\n' "syscalls of memtrace per stop [ptrace]" "$SYSC_PER_STOP (the floor makes 2: wait4 + PTRACE_CONT; ${SYSC_DETAIL:-} in 1000 rounds)"
 if [ "$(awk "BEGIN { print ($WORST_RATIO > 1.3) }")" = 1 ]; then
     echo "  MISSED because: every stop pays GETREGS; allocation entries also read the stack (1 process_vm_readv)"
     echo "  and write the return stub address (1 pwrite); entries write the PC (POKEUSER) to step over the"
@@ -400,12 +406,12 @@ if [ "$(awk "BEGIN { print ($WORST_RATIO > 1.3) }")" = 1 ]; then
     echo "  syscall against a ~9 us floor that is ~1.3-1.5x before any scheduling noise; see bench/README.md."
 fi
 echo
-printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 minus -d 1)" "$UNWIND_CPU µs CPU for 31 frames (CPU of tracer+program at -d 1: $UNWIND_CPU_D1 µs/call; wall difference $UNWIND_WALL µs is within noise)"
-printf '%-58s %s\n' "report writing / symbolization ($NSTACKS stacks)" "$REPORT_MS ms ($REPORT_PER_STACK µs per stack)"
+printf '%-58s %s\n' "unwinding+CFI per call, warm cache (-d 32 - -d 1) [ptrace]" "$UNWIND_CPU µs CPU for 31 frames (CPU of tracer+program at -d 1: $UNWIND_CPU_D1 µs/call; wall difference $UNWIND_WALL µs is within noise)"
+printf '%-58s %s\n' "report writing / symbolization ($NSTACKS stacks) [ptrace]" "$REPORT_MS ms ($REPORT_PER_STACK µs per stack)"
 echo
-printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads)" "$RSS_AB KiB"
-printf '%-58s %s\n' "memtrace peak RSS, tracing only (nothing to symbolize)" "$RSS_TRACE KiB [target 4096 KiB: $(rss_verdict "$RSS_TRACE" 0)]"
-printf '%-58s %s\n' "memtrace peak RSS, 0 live blocks (baseline)" "$RSS_0 KiB [target 4096 KiB: $(rss_verdict "$RSS_0" 0)]"
+printf '%-58s %s\n' "memtrace peak RSS tracing allocbench (2 threads) [ptrace]" "$RSS_AB KiB"
+printf '%-58s %s\n' "memtrace peak RSS, tracing only (no symbols) [ptrace]" "$RSS_TRACE KiB [target 4096 KiB: $(rss_verdict "$RSS_TRACE" 0)]"
+printf '%-58s %s\n' "memtrace peak RSS, 0 live blocks (baseline) [ptrace]" "$RSS_0 KiB [target 4096 KiB: $(rss_verdict "$RSS_0" 0)]"
 if [ "$(rss_verdict "$RSS_0" 0)" = MISSED ]; then
     echo "  MISSED because: the report symbolizes libc's frames (stdio's buffer stays live).  Indexing"
     echo "  libc6-dbg starts from ~2.0 MiB (own code pages given back first) and adds ~1.8 MiB: the"
@@ -413,12 +419,12 @@ if [ "$(rss_verdict "$RSS_0" 0)" = MISSED ]; then
     echo "  chunks (~1.25 MiB), code faulted back (~0.35 MiB), then the symbol table and the line"
     echo "  lookups' chunks; see README, Symbolizer memory."
 fi
-printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks" "$RSS_S KiB = $(per_block "$RSS_S" "$LIVE_SMALL") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_S" "$LIVE_SMALL")]"
-printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"
-printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs (loopback)" "$REMOTE_RSS"
-printf '%-58s %s\n' "bytes on the wire per trace" "$WIRE"
-printf '%-58s %s\n' "attach to $NTHREADS threads / $NLIBS libraries" "$ATTACH"
-printf '%-58s %s\n' "leak-scan throughput ($LEAK_MIB MiB roots, $LEAK_BLOCKS blocks)" "$LEAK_ROW"
-printf '%-58s %s\n' "--record per sample ($STACKS stacks, 256 changed)" "$REC_STEADY"
+printf '%-58s %s\n' "memtrace peak RSS, $LIVE_SMALL live blocks [ptrace]" "$RSS_S KiB = $(per_block "$RSS_S" "$LIVE_SMALL") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_S" "$LIVE_SMALL")]"
+printf '%-58s %s\n' "memtrace peak RSS, $LIVE_BIG live blocks [ptrace]" "$RSS_B KiB = $(per_block "$RSS_B" "$LIVE_BIG") B/block over baseline [target 4 MiB + 64 B/block: $(rss_verdict "$RSS_B" "$LIVE_BIG")]"
+printf '%-58s %s\n' "memtrace peak RSS, debug files via memtrace-fs [ptrace]" "$REMOTE_RSS"
+printf '%-58s %s\n' "bytes on the wire per trace [ptrace]" "$WIRE"
+printf '%-58s %s\n' "attach to $NTHREADS threads / $NLIBS libraries [ptrace]" "$ATTACH"
+printf '%-58s %s\n' "leak-scan throughput ($LEAK_MIB MiB, $LEAK_BLOCKS blocks) [no engine]" "$LEAK_ROW"
+printf '%-58s %s\n' "--record per sample ($STACKS stacks, 256 changed) [no engine]" "$REC_STEADY"
 printf '%-58s %s\n' "  the peak moving at every sample" "$REC_GROW"
-printf '%-58s %s\n' "--record, busy real trace (allocbench)" "$REC_ROW"
+printf '%-58s %s\n' "--record, busy real trace (allocbench) [ptrace]" "$REC_ROW"

@@ -92,6 +92,35 @@ in_lane2() {
     return 1
 }
 
+# Both engines: where a plain run uses the agent (the default where this
+# build carries one, arch_agent_default), the oracle tests run a second
+# time with the breakpoint engine (MEMTRACE_ENGINE=ptrace), reported as
+# NAME@ptrace; a selected NAME selects NAME@ptrace too.  Tests that compare
+# the engines themselves (agent_engines, agent_fork) or are about one
+# engine (agent_sigkill; rely_sigkill: the breakpoint engine's guardian)
+# pin it.
+TWICE=(engine_valgrind_counts engine_attach_detach engine_exec engine_exit_status
+       leak_valgrind leak_threads leak_flags leak_corpus misuse_valgrind
+       unwind_gdb unwind_vs_gdb stacks_inline_gdb
+       proc_fork proc_fork_open proc_threads proc_churn_scan proc_signals 'intercept_*')
+AGENT_DEFAULT=
+"$MEMTRACE" -q -j -o "$tmproot/engine.json" /bin/true >/dev/null 2>&1 &&
+    grep -q '"engine": "agent"' "$tmproot/engine.json" && AGENT_DEFAULT=1
+export MT_AGENT_DEFAULT=$AGENT_DEFAULT   # agent_fork.sh: its proc_* runs are the plain ones
+# Runs test $1 (selftest/tests/$1.sh), then under the breakpoint engine
+# when it is in TWICE and the agent is the default.
+run_script() {
+    local name=$1 script=$ROOT/selftest/tests/$1.sh p
+    run_one "$name" bash "$script"
+    [ -n "$AGENT_DEFAULT" ] || return 0
+    for p in "${TWICE[@]}"; do
+        # shellcheck disable=SC2053 # TWICE holds patterns
+        [[ $name == $p ]] || continue
+        run_one "$name@ptrace" env MEMTRACE_ENGINE=ptrace bash "$script"
+        return 0
+    done
+}
+
 PATTERNS=("$@")
 lane2_pid=
 if [ "${MT_SERIAL:-0}" != 1 ]; then
@@ -99,7 +128,7 @@ if [ "${MT_SERIAL:-0}" != 1 ]; then
         # Heavy, not hung: they share the CPU with the other lane.
         TEST_TIMEOUT=$((TEST_TIMEOUT * 2))
         for name in "${LANE2[@]}"; do
-            [ -f "selftest/tests/$name.sh" ] && run_one "$name" bash "$ROOT/selftest/tests/$name.sh"
+            [ -f "selftest/tests/$name.sh" ] && run_script "$name"
         done
     ) >"$tmproot/lane2.out" 2>&1 &
     lane2_pid=$!
@@ -111,7 +140,7 @@ done
 for script in selftest/tests/*.sh; do
     [ -f "$script" ] || continue
     in_lane2 "$(basename "$script" .sh)" && continue
-    run_one "$(basename "$script" .sh)" bash "$ROOT/$script"
+    run_script "$(basename "$script" .sh)"
 done
 if [ -n "$lane2_pid" ]; then
     wait "$lane2_pid"

@@ -79,9 +79,11 @@ static void usage(FILE *out)
           "      --leak-exitcode N  exit with N when definitely lost bytes remain at\n"
           "                         exit (implies -a)\n"
           "      --suppressions FILE  leak suppressions (LeakSanitizer's leak:PATTERN)\n"
-          "      --engine ENGINE    ptrace (breakpoints, the default) or agent (an\n"
-          "                         agent injected into the process records calls in\n"
-          "                         shared memory; x86_64); also $MEMTRACE_ENGINE\n"
+          "      --engine ENGINE    agent (an agent injected into the process records\n"
+          "                         calls in shared memory; the default on x86_64,\n"
+          "                         breakpoints where it cannot be used) or ptrace\n"
+          "                         (breakpoints; the default elsewhere); also\n"
+          "                         $MEMTRACE_ENGINE\n"
           "      --record FILE      write the heap over time to FILE: totals at least every\n"
           "                         interval and the stacks that changed (bounded size)\n"
           "      --record-interval MS  sample spacing for --record and charts (default 100)\n"
@@ -130,7 +132,7 @@ struct cli {
     bool addresses;        /* --addr2line --addresses: each address first (addr2line -a) */
     bool check;
     bool follow_fork;
-    const char *engine;     /* --engine, else $MEMTRACE_ENGINE, else ptrace */
+    const char *engine;     /* --engine, else $MEMTRACE_ENGINE, else the CPU's default */
     const char *connect;
     const char *listen;
     bool mdns;
@@ -342,16 +344,18 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     return 0;
 }
 
-/* --engine, else $MEMTRACE_ENGINE (how the tests run both engines). */
+/* --engine, else $MEMTRACE_ENGINE (how the tests run both engines), else
+ * the CPU's default (agent_default_engine). */
 static int select_engine(const struct cli *cli, struct tracer_options *topts)
 {
     const char *name = cli->engine ? cli->engine : getenv("MEMTRACE_ENGINE");
-    enum tracer_engine e = ENGINE_PTRACE;
+    enum tracer_engine e = agent_default_engine();
     if (name && *name && !agent_parse_engine(name, &e)) {
         mt_error("--engine: agent or ptrace, not %s", name);
         return -1;
     }
     topts->engine = (int)e;
+    topts->engine_asked = name && *name;
     return 0;
 }
 

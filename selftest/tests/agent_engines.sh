@@ -11,8 +11,7 @@
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"
-[ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
-grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+need_agent
 D="$MT_ROOT/selftest/tests/data"
 g++ -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
 gcc -g -O2 -fomit-frame-pointer -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"

@@ -10,6 +10,13 @@ need_tool() {
         skip "missing tool: $1 (Debian package $2, installed by selftest/install-deps.sh)"
 }
 
+# need_agent: skips unless the agent engine can run here (the x86_64 build
+# tracing x86_64 programs, on a CPU with FSGSBASE).
+need_agent() {
+    [ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
+    grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+}
+
 # The HEAP SUMMARY of valgrind as "allocs frees bytes_allocated in_use_bytes
 # in_use_blocks".  libc's and libstdc++'s exit-time freeing (__libc_freeres,
 # __gnu_cxx::__freeres of the exception pool) is off: it is valgrind's own

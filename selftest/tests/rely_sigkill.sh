@@ -16,6 +16,9 @@
 # Survival is judged by the target's own exit status and output against an
 # untraced run.  RELY_KILL_ROUNDS rounds per case (default 2); RELY_SEED;
 # RELY_KILL_CASES="memtrace.idle ... tracer.busy" picks the cases.
+# The breakpoint engine's guardian, whatever the default engine:
+# agent_sigkill.sh runs the busy case again with MEMTRACE_ENGINE=agent.
+export MEMTRACE_ENGINE=${MEMTRACE_ENGINE:-ptrace}
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"

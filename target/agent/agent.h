@@ -19,6 +19,7 @@ struct tracee;
 struct thread;
 struct module;
 struct agent_engine;
+struct intercept_fn;
 
 enum tracer_engine { ENGINE_PTRACE = 0, ENGINE_AGENT = 1 };
 
@@ -28,6 +29,11 @@ const char *agent_engine_name(const struct tracee *t);
 
 /* This memtrace carries an agent for its CPU (what --version lists). */
 bool agent_engine_built(void);
+/* The engine used when none is asked for: the agent where this build
+ * carries one and the CPU makes it the default (arch_agent_default), else
+ * breakpoints.  A process the agent cannot serve (agent_supported) gets
+ * breakpoints all the same, said in one line. */
+enum tracer_engine agent_default_engine(void);
 
 /* Can this memtrace inject an agent into process pid at all?  false with
  * a one-line reason (another CPU, no FSGSBASE for the agent's per-thread
@@ -43,6 +49,12 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
  * many were placed; *refused gets how many could not be patched. */
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
                             unsigned *refused);
+/* Is fn redirected through the agent?  exit() is not: with -a it gets a
+ * breakpoint (the leak scan's moment, a stop before any exit handler, as
+ * with the breakpoint engine), and a call that never returns must not stay
+ * open in the agent (the handlers' calls would count as inside it, and the
+ * scan would run below its frame, at exit_group). */
+bool agent_fn_patched(const struct intercept_fn *fn);
 /* The module map was read again (a rendezvous): the unwind rows whose
  * module is no longer mapped as it was are forgotten (a pc with no module
  * may have one now). */

@@ -64,6 +64,11 @@ bool agent_engine_built(void)
     return read_header(&h);
 }
 
+enum tracer_engine agent_default_engine(void)
+{
+    return arch_agent_default() && agent_engine_built() ? ENGINE_AGENT : ENGINE_PTRACE;
+}
+
 bool agent_supported(int pid, char *why, size_t whylen)
 {
     struct agent_header h;
@@ -156,10 +161,40 @@ int agent_open_target_fd(pid_t pid, int64_t fd, int flags)
     return open(path, flags | O_CLOEXEC);
 }
 
+/* The seccomp mode of process pid (/proc/PID/status "Seccomp:"): 0 none,
+ * 1 strict, 2 filter; 0 when unknown. */
+static int seccomp_mode(int pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    int mode = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Seccomp: %d", &mode) == 1)
+            break;
+    fclose(f);
+    return mode;
+}
+
 int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
 {
     if (!agent_supported(t->pid, why, whylen))
         return -1;
+    /* The agent's injection makes system calls the program itself may
+     * never make (memfd_create, pidfd_open, pipe2...): a seccomp policy can
+     * kill the process for one.  The default engine does not take that
+     * risk; --engine=agent (or $MEMTRACE_ENGINE) tries, and an EPERM from
+     * the policy still falls back to breakpoints. */
+    int mode = seccomp_mode(t->pid);
+    if (mode && !t->opts.engine_asked) {
+        snprintf(why, whylen,
+                 "it runs under a seccomp %s, which could kill it for the agent's system calls "
+                 "(--engine=agent tries anyway)",
+                 mode == 1 ? "strict mode" : "filter");
+        return -1;
+    }
     struct agent_engine *a = xcalloc(1, sizeof(*a));
     a->doorbell_fd = -1;
     a->target_doorbell_fd = -1;
@@ -382,7 +417,7 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     size_t n = build_patch(code, avail, addr, slot, idx, a->image + a->hdr.entry_off, bytes, jump,
                            &covered, &why);
     if (!n) {
-        mt_warn("%s in %s: %s; not intercepted", fn->name, m->path, why ? why : "stub out of reach");
+        mt_warn("agent engine: %s in %s: %s", fn->name, m->path, why ? why : "stub out of reach");
         return -ENOTSUP;
     }
     if ((rc = target_mem_write(&t->mem, slot, bytes, PATCH_STUB_LEN + n)) < 0)
@@ -417,6 +452,11 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
 }
 #endif
 
+bool agent_fn_patched(const struct intercept_fn *fn)
+{
+    return fn->op != OP_EXIT;
+}
+
 static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
 {
     for (uint32_t i = 0; i < a->data.nranges; i++)
@@ -435,6 +475,8 @@ unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *
     unsigned placed = 0;
     *refused = 0;
     for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        if (!agent_fn_patched(fn)) /* a breakpoint instead (placement.c) */
+            continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
         if (!addr || patched_name(a, fn->name, addr))
             continue;

@@ -59,8 +59,10 @@ static void scan_into(struct session *s, pid_t entry_tid, struct report_leaks *o
     L->in_scan = true;
     tracer_stop_world(s->tracee, &ws);
     leak_scan_tracee(s->tracee, &L->dead, entry_tid, &run);
-    tracer_resume_world(s->tracee, &ws);
+    /* Before the resume: an exit stop this stop met gets its hook there
+     * (the scan at exit of a process that ends meanwhile). */
     L->in_scan = false;
+    tracer_resume_world(s->tracee, &ws);
     leak_build_report(&run, suppressions_count(L->supp) ? suppress_stack : NULL, s, out);
     leak_run_free(&run);
 }
@@ -100,8 +102,10 @@ static void on_exit_stop(void *ctx, struct tracee *t, struct thread *th)
     L->in_scan = true;
     tracer_stop_world(t, &ws);
     unsigned alive = ws.nalive;
-    tracer_resume_world(t, &ws);
     L->in_scan = false;
+    tracer_resume_world(t, &ws); /* may run another thread's exit stop */
+    if (L->final_done)
+        return;
     if (alive && !last) {
         /* Other threads run on: only the main thread ends. */
         L->leader_gone = true;
@@ -157,8 +161,12 @@ void session_leak_hook(struct session *s, struct tracer_options *opts)
         return;
     opts->exit_stop_hook = on_exit_stop;
     opts->exit_stop_ctx = s;
-    opts->exit_call_hook = on_exit_call;
-    opts->exit_call_ctx = s;
+    /* Only when the scan at exit is asked for: the agent engine places a
+     * breakpoint on exit() for it (tracer/placement.c). */
+    if (s->leak->autoscan) {
+        opts->exit_call_hook = on_exit_call;
+        opts->exit_call_ctx = s;
+    }
 }
 
 struct scan_print {

@@ -178,6 +178,20 @@ static pid_t event_child(const struct thread *th)
     return 0;
 }
 
+/* A thread at its exit stop: its memory is still there. */
+void tracer_exit_stop(struct tracee *t, struct thread *th)
+{
+    /* agent engine: the books complete before anyone reads them */
+    if (t->agent) {
+        agent_thread_exit(t, th->tid);
+        agent_drain(t, th->tid == t->pid);
+    }
+    /* The leak scan at exit (target/leak): memory is still there. */
+    if (t->opts.exit_stop_hook)
+        t->opts.exit_stop_hook(t->opts.exit_stop_ctx, t, th);
+    resume(th, 0);
+}
+
 static void handle_event(struct tracee *t, struct thread *th, const struct stop *st)
 {
     pid_t child;
@@ -216,15 +230,7 @@ static void handle_event(struct tracee *t, struct thread *th, const struct stop 
         }
         break;
     case STOP_EXIT:
-        /* agent engine: the books complete before anyone reads them */
-        if (t->agent) {
-            agent_thread_exit(t, th->tid);
-            agent_drain(t, th->tid == t->pid);
-        }
-        /* The leak scan at exit (target/leak): memory is still there. */
-        if (t->opts.exit_stop_hook)
-            t->opts.exit_stop_hook(t->opts.exit_stop_ctx, t, th);
-        resume(th, 0);
+        tracer_exit_stop(t, th);
         break;
     default:
         resume(th, 0);

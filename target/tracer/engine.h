@@ -24,6 +24,9 @@ void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bo
 /* Handles one stop of one of t's threads (stops.h); a stop of another
  * process's thread that t cannot own is parked for its claimer. */
 void tracer_handle_stop(struct tracee *t, const struct stop *st);
+/* The engine's work at a thread's exit stop (the agent's books, the exit
+ * hook), then the thread goes on to its end. */
+void tracer_exit_stop(struct tracee *t, struct thread *th);
 /* Stops every thread, restores every breakpoint and return address, and
  * lets the process go. */
 void tracer_detach(struct tracee *t);

@@ -51,19 +51,28 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
     return bp_insert(t, bp);
 }
 
-static void place_intercepts(struct tracee *t, struct thread *th, struct module *m)
+/* With the agent engine every function goes through the agent but exit(),
+ * which gets a breakpoint when its moment is wanted (the leak scan at
+ * exit: a stop before any exit handler runs, as with breakpoints). */
+static bool wants_breakpoint(const struct tracee *t, const struct intercept_fn *fn)
+{
+    return !t->agent || (!agent_fn_patched(fn) && t->opts.exit_call_hook);
+}
+
+/* Returns how many functions the agent could not redirect. */
+static unsigned place_intercepts(struct tracee *t, struct thread *th, struct module *m)
 {
     /* The dynamic linker too: musl's is its libc, malloc and all (glibc's
      * exports none of these names). */
     if (m->intercepts_placed)
-        return;
+        return 0;
     unsigned placed = 0;
     /* agent engine: trampolines instead of breakpoints (target/agent) */
     unsigned refused = 0;
     if (t->agent)
         placed = agent_patch_module(t, th, m, &refused);
-    for (const struct intercept_fn *fn = intercept_table(); fn->name && !t->agent; fn++) {
-        if (name_placed(t, fn->name))
+    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+        if (!wants_breakpoint(t, fn) || name_placed(t, fn->name))
             continue;
         uint64_t addr = module_export_addr(t->modules, m, fn->name);
         if (addr && place_breakpoint(t, th, m, addr, fn) == 0)
@@ -79,6 +88,42 @@ static void place_intercepts(struct tracee *t, struct thread *th, struct module 
         mt_warn("%s: statically linked and stripped (no symbol table): allocation functions "
                 "cannot be found, nothing will be recorded", m->path);
     }
+    return refused;
+}
+
+static bool every_thread_stopped(const struct tracee *t)
+{
+    for (unsigned i = 0; i < t->threads_cap; i++)
+        if (t->threads[i] && t->threads[i]->state != THREAD_STOPPED)
+            return false;
+    return true;
+}
+
+/* The agent could not redirect some function (said above, one line
+ * each).  With every thread stopped (attach, exec, a rendezvous of a
+ * process with one thread) the whole process goes to breakpoints, which
+ * intercept every function; else (other threads run on) the engine cannot
+ * change under them and those functions stay unintercepted. */
+static void agent_refusals(struct tracee *t, struct thread *th, unsigned refused)
+{
+    if (!every_thread_stopped(t)) {
+        mt_warn("agent engine: %u function%s in process %d not intercepted (other threads run: "
+                "the engine cannot change now)", refused, refused == 1 ? "" : "s", (int)t->pid);
+        return;
+    }
+    mt_warn("agent engine: %u function%s in process %d cannot be redirected; using breakpoints",
+            refused, refused == 1 ? "" : "s", (int)t->pid);
+    agent_stop(t);
+    t->agent_refused = true;
+    t->agent_used = false;
+    for (size_t i = 0; i < t->modules->count; i++)
+        t->modules->mods[i]->intercepts_placed = false;
+    for (size_t i = 0; i < t->modules->count; i++)
+        if (t->modules->mods[i]->is_main)
+            place_intercepts(t, th, t->modules->mods[i]);
+    for (size_t i = 0; i < t->modules->count; i++)
+        if (!t->modules->mods[i]->is_main)
+            place_intercepts(t, th, t->modules->mods[i]);
 }
 
 static void place_rendezvous(struct tracee *t)
@@ -132,9 +177,13 @@ void scan_modules(struct tracee *t, struct thread *th)
                     why);
         }
     }
+    unsigned refused = 0;
     for (size_t i = 0; i < t->modules->count; i++)
         if (t->modules->mods[i]->is_main)
-            place_intercepts(t, th, t->modules->mods[i]);
+            refused += place_intercepts(t, th, t->modules->mods[i]);
     for (size_t i = 0; i < t->modules->count; i++)
-        place_intercepts(t, th, t->modules->mods[i]);
+        if (!t->modules->mods[i]->is_main)
+            refused += place_intercepts(t, th, t->modules->mods[i]);
+    if (refused && t->agent)
+        agent_refusals(t, th, refused);
 }

@@ -49,6 +49,8 @@ struct thread {
     int resume_signal;          /* signal to deliver when resumed */
     bool interrupt_requested;   /* we sent PTRACE_INTERRUPT */
     bool group_stopped;         /* in a job-control stop (PTRACE_LISTEN) */
+    bool exit_held;             /* its exit stop came to a world stop: its
+                                   exit hooks run when the world resumes */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
     /* The last release this thread entered (misuse.c): operator delete
@@ -94,6 +96,7 @@ struct tracee;
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
     int engine;              /* enum tracer_engine (target/agent/agent.h) */
+    bool engine_asked;       /* named by --engine or $MEMTRACE_ENGINE, not the default */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
 

@@ -74,8 +74,13 @@ int tracer_stop_world(struct tracee *t, struct world_stop *ws)
             (st.kind == STOP_INTERRUPT || st.kind == STOP_GROUP || st.kind == STOP_EXIT)) {
             th->state = THREAD_STOPPED;
             th->interrupt_requested = false;
-            if (st.kind == STOP_EXIT)
+            if (st.kind == STOP_EXIT) {
+                /* Its exit hooks (the leak scan at exit, the agent's
+                 * books) run when the world resumes: the one stop a thread
+                 * reports at its end must not be lost to this one. */
+                th->exit_held = true;
                 ws->nexiting++;
+            }
             else if (st.kind == STOP_GROUP)
                 th->group_stopped = true;
             continue;
@@ -102,8 +107,14 @@ void tracer_resume_world(struct tracee *t, struct world_stop *ws)
 {
     for (unsigned i = 0; i < ws->nstopped; i++) {
         struct thread *th = thread_find(t, ws->stopped[i]);
-        if (th)
+        if (!th) {
+            continue;
+        } else if (th->exit_held && th->state == THREAD_STOPPED) {
+            th->exit_held = false;
+            tracer_exit_stop(t, th); /* may stop the world again: ws is ours */
+        } else {
             thread_resume_stopped(th);
+        }
     }
     free(ws->stopped);
     memset(ws, 0, sizeof(*ws));

@@ -2,7 +2,8 @@
  * them go again (the leak scan reads a frozen process).  Events that arrive
  * while the threads stop (breakpoint traps, clones, signals) are handled as
  * the event loop would; a thread that reports its exit stop meanwhile is
- * kept there (its registers and stack are still readable).  A stop of
+ * kept there (its registers and stack are still readable), and its exit
+ * hooks run when tracer_resume_world lets it go (tracer_exit_stop).  A stop of
  * another traced process met meanwhile (-f) is held for the session's
  * next drain (stops.h), never dropped. */
 #ifndef MT_TRACER_WORLD_H
