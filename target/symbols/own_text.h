@@ -11,5 +11,6 @@
  * parsing, relocation, TLS set-up, launching) stay resident for nothing;
  * indexing a large debug file is the tracer's peak, and this keeps them
  * out of it.  A RELRO region written at start holds private copies and is
- * kept. */
+ * kept: known from the program headers (smaps' Anonymous count is not
+ * trusted alone: qemu-user reports 0). */
 void own_text_release(void);
