@@ -23,6 +23,8 @@
 #include "arch/x86_patch.h"
 #elif defined(__aarch64__)
 #include "arch/aarch64_patch.h"
+#elif defined(__i386__)
+#include "arch/i386_patch.h"
 #endif
 
 
@@ -71,9 +73,9 @@ bool agent_supported(int pid, char *why, size_t whylen)
         snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
         return false;
     }
-#if defined(__aarch64__)
-    /* The agent finds its thread's slot by TPIDR_EL0, which every thread
-     * may read. */
+#if defined(__aarch64__) || defined(__i386__)
+    /* The agent finds its thread's slot by TPIDR_EL0 (i386: the TCB's self
+     * pointer at %gs:0), which every thread may read. */
     (void)pid;
     return true;
 #else
@@ -250,6 +252,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
      * tracer (the tests compare both ways). */
     const char *rows = getenv("MEMTRACE_AGENT_ROWS");
     a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
+#if defined(__i386__)
+    a->data.use_rows = 0; /* the i386 agent sends raw stacks only */
+#endif
 
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;
@@ -416,6 +421,59 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     p->module_start = m->start;
     p->fn = fn;
     p->covered = sizeof(jump);
+    p->active = true;
+    a->npatches++;
+    return 0;
+}
+#elif defined(__i386__)
+/* A jmp rel32 over the first instructions (it reaches every address) to a
+ * stub in a scratch slot; the instructions it covers run from the slot. */
+static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
+                     const struct intercept_fn *fn)
+{
+    struct agent_engine *a = t->agent;
+    if (a->npatches >= AGENT_MAX_FNS)
+        return -ENOSPC;
+    uint8_t code[32];
+    size_t avail = target_mem_read_partial(&t->mem, addr, code, sizeof(code));
+    if (avail < I386_PATCH_JMP_LEN)
+        return -EFAULT;
+    uint64_t slot = 0;
+    int rc = scratch_reserve_slot(t, th, m->start, &slot);
+    if (rc < 0)
+        return rc;
+    uint8_t bytes[SCRATCH_SLOT_SIZE];
+    unsigned covered = 0;
+    const char *why = NULL;
+    size_t n = i386_patch_relocate(code, avail, (uint32_t)addr, (uint32_t)slot + I386_PATCH_STUB_LEN,
+                                   bytes + I386_PATCH_STUB_LEN, sizeof(bytes) - I386_PATCH_STUB_LEN,
+                                   &covered, &why);
+    uint8_t jump[I386_PATCH_MAX_COVER];
+    if (!n || i386_patch_jump(jump, covered, (uint32_t)addr, (uint32_t)slot) < 0) {
+        mt_warn("%s in %s: %s; not intercepted", fn->name, m->path, why ? why : "entry too short");
+        return -ENOTSUP;
+    }
+    unsigned idx = a->npatches;
+    i386_patch_stub(bytes, (uint32_t)slot, idx, (uint32_t)(a->image + a->hdr.entry_off));
+    if ((rc = target_mem_write(&t->mem, slot, bytes, I386_PATCH_STUB_LEN + n)) < 0)
+        return rc;
+    a->data.fns[idx].orig = slot + I386_PATCH_STUB_LEN;
+    a->data.fns[idx].entry = addr;
+    a->data.fns[idx].flags = fn_flags(fn);
+    uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
+    if ((rc = target_mem_write(&t->mem, a->image + fn_off, &a->data.fns[idx], sizeof(struct agent_fn))) < 0)
+        return rc;
+    step_out(t, addr, addr + covered);
+    struct agent_patch *p = &a->patches[idx];
+    memset(p, 0, sizeof(*p));
+    memcpy(p->orig, code, covered);
+    if ((rc = target_mem_write(&t->mem, addr, jump, covered)) < 0)
+        return rc;
+    p->addr = addr;
+    p->slot = slot;
+    p->module_start = m->start;
+    p->fn = fn;
+    p->covered = covered;
     p->active = true;
     a->npatches++;
     return 0;

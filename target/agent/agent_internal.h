@@ -19,6 +19,8 @@
  * there is on its way into the agent's text). */
 #if defined(__aarch64__)
 #define AGENT_STUB_GUARD 24
+#elif defined(__i386__)
+#define AGENT_STUB_GUARD 10
 #else
 #define AGENT_STUB_GUARD 20
 #endif
@@ -91,7 +93,7 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);
 /* The time stamp counter, as the agent stamps its records. */
 static inline uint64_t agent_tsc_now(void)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
     uint32_t lo, hi;
     __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
     return ((uint64_t)hi << 32) | lo;

@@ -11,7 +11,12 @@
 #ifndef MT_AGENT_PAYLOAD_AGENT_CORE_H
 #define MT_AGENT_PAYLOAD_AGENT_CORE_H
 
-static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)agent_data.shared; }
+/* A word the size of a pointer at addr (i386: 4 bytes). */
+#ifndef AGENT_LOAD_PTR
+#define AGENT_LOAD_PTR(addr) (*(const uint64_t *)(uintptr_t)(addr))
+#endif
+
+static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)(uintptr_t)agent_data.shared; }
 
 static struct agent_slot *find_slot(struct agent_ctl *ctl)
 {
@@ -375,15 +380,15 @@ static uint64_t copy_stack(const struct agent_slot *s, uint8_t *dst, uint64_t rs
         uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
         if (rsp < hi) {
             uint64_t n = hi - rsp < AGENT_STACK_MAX ? hi - rsp : AGENT_STACK_MAX;
-            copy(dst, (const void *)rsp, n);
+            copy(dst, (const void *)(uintptr_t)rsp, n);
             return n;
         }
     }
     /* Where the stack ends is not known yet (or this is another stack, a
      * signal stack): the kernel copies what is mapped. */
     struct {
-        uint64_t base, len;
-    } local = {(uint64_t)dst, AGENT_STACK_MAX}, remote = {rsp, AGENT_STACK_MAX};
+        uintptr_t base, len;
+    } local = {(uintptr_t)dst, AGENT_STACK_MAX}, remote = {(uintptr_t)rsp, AGENT_STACK_MAX};
     long n = sys6(SYS_process_vm_readv, agent_data.pid, (long)&local, 1, (long)&remote, 1, 0);
     return n > 0 ? (uint64_t)n : 0;
 }
@@ -482,20 +487,20 @@ void agent_enter(struct agent_frame *f)
     }
     s->depth++;
     s->busy = 0;
-    f->slot = (uint64_t)s;
+    f->slot = (uint64_t)(uintptr_t)s;
     f->track = 1;
 }
 
 void agent_leave(struct agent_frame *f)
 {
-    struct agent_slot *s = (struct agent_slot *)f->slot;
+    struct agent_slot *s = (struct agent_slot *)(uintptr_t)f->slot;
     uint64_t t_exit = now();
     s->busy = 1;
     if (s->depth)
         s->depth--;
     uint64_t out = 0;
     if ((agent_data.fns[f->idx].flags & AGENT_FN_MEMALIGN) && (int)f->ret == 0 && FRAME_ARG0(f))
-        out = *(const uint64_t *)FRAME_ARG0(f);
+        out = AGENT_LOAD_PTR(FRAME_ARG0(f));
     if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) == AGENT_ACTIVE)
         publish(ctl_of(), s, f, t_exit, f->ret, out);
     if (s->depth == 0)
