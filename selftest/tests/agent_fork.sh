@@ -18,8 +18,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 need_tool valgrind valgrind
 cd "$MT_TMP"
-[ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
-grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+need_agent_engine
 PROG="$MT_PROGS/proc_fork_threads"
 
 expected=$("$PROG" | sort) || fail "untraced run failed"

@@ -255,3 +255,13 @@ libc_debug_file() {
 report_timeless() {
     sed -E 's/^(    peak heap: [0-9]+ bytes in [0-9]+ blocks at )[0-9]+\.[0-9]+ s$/\1T s/' "$1"
 }
+
+# The agent engine exists in $MEMTRACE's build (its --version lists it) and
+# can run here (x86_64 reads the thread pointer with rdfsbase; i386, the
+# 32-bit build, reads %gs:0 instead).
+need_agent_engine() {
+    "$MEMTRACE" --version 2>/dev/null | grep -q '^engines:.*agent' ||
+        skip "no agent engine in this build ($("$MEMTRACE" --version 2>/dev/null | head -1))"
+    [ -n "${MT_TARGET_CFLAGS:-}" ] || grep -qw fsgsbase /proc/cpuinfo ||
+        skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
+}
