@@ -8,9 +8,9 @@
  * agent_entry.  agent_entry saves ecx, edx and the callee-saved registers
  * in a frame and asks agent_enter whether the call is recorded.  If not, it
  * restores them and jumps to the function's displaced first instructions
- * (the function returns to its caller).  If so, it copies the caller's six
+ * (the function returns to its caller).  If so, it copies the caller's eight
  * argument words (cdecl: on the stack; the most any intercepted function
- * takes, mmap) below its frame and calls them, and agent_leave writes the
+ * takes is seven, mmap64's 64-bit offset being two) below its frame and calls them, and agent_leave writes the
  * record (arguments, result, registers at entry and a copy of the stack
  * from the entry's esp) into the thread's ring.  The tracer unwinds that
  * copy with its own CFI unwinder, as it unwinds a thread stopped at a
@@ -41,7 +41,7 @@ struct agent_frame {
 };
 _Static_assert(sizeof(struct agent_frame) == 96, "agent_entry's frame");
 
-/* The frame sits at 32(%esp), above the six argument words of the calls
+/* The frame sits at 32(%esp), above the eight argument words of the calls
  * agent_entry makes: absolute offsets below are 32 + the field's. */
 __asm__(".section .text.hdr,\"ax\",@progbits\n"
         ".globl agent_header\n"
@@ -88,6 +88,10 @@ __asm__(".section .text.hdr,\"ax\",@progbits\n"
         "  mov %eax, 16(%esp)\n"
         "  mov 28(%ebp), %eax\n"
         "  mov %eax, 20(%esp)\n"
+        "  mov 32(%ebp), %eax\n"
+        "  mov %eax, 24(%esp)\n"
+        "  mov 36(%ebp), %eax\n"
+        "  mov %eax, 28(%esp)\n"
         "  mov 32(%esp), %ecx\n"
         "  mov 36(%esp), %edx\n"
         "  mov 72(%esp), %eax\n"
