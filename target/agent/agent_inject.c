@@ -252,9 +252,6 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
      * tracer (the tests compare both ways). */
     const char *rows = getenv("MEMTRACE_AGENT_ROWS");
     a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
-#if defined(__i386__)
-    a->data.use_rows = 0; /* the i386 agent sends raw stacks only */
-#endif
 
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;

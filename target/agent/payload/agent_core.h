@@ -11,9 +11,10 @@
 #ifndef MT_AGENT_PAYLOAD_AGENT_CORE_H
 #define MT_AGENT_PAYLOAD_AGENT_CORE_H
 
-/* A word the size of a pointer at addr (i386: 4 bytes). */
+/* A word the size of a pointer at addr, and that size (i386: 4 bytes). */
 #ifndef AGENT_LOAD_PTR
 #define AGENT_LOAD_PTR(addr) (*(const uint64_t *)(uintptr_t)(addr))
+#define AGENT_PTR_SIZE 8u
 #endif
 
 static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)(uintptr_t)agent_data.shared; }
@@ -199,7 +200,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         old = 0;
     pc = f->pc;
     uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
-    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
+    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0, derefs = 0;
     pcs[n++] = pc;
 #if AGENT_RA_IN_REG
     /* At the entry the return address is still in its register and sp is
@@ -252,13 +253,13 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                     }
                     uint64_t want_ra = last ? old->last_ra : old->f[m + 1].pc;
                     uint64_t want_bp = last ? old->last_bp : old->f[m + 1].bp;
-                    if (o->ra_at && (o->ra_at < sp0 || o->ra_at + 8 > hi ||
-                                     RA_TO_PC(*(const uint64_t *)o->ra_at) != want_ra)) {
+                    if (o->ra_at && (o->ra_at < sp0 || o->ra_at + AGENT_PTR_SIZE > hi ||
+                                     RA_TO_PC(AGENT_LOAD_PTR(o->ra_at)) != want_ra)) {
                         resume = 1;
                         break;
                     }
-                    if (o->bp_at && (o->bp_at < sp0 || o->bp_at + 8 > hi ||
-                                     *(const uint64_t *)o->bp_at != want_bp)) {
+                    if (o->bp_at && (o->bp_at < sp0 || o->bp_at + AGENT_PTR_SIZE > hi ||
+                                     AGENT_LOAD_PTR(o->bp_at) != want_bp)) {
                         resume = 1;
                         break;
                     }
@@ -294,17 +295,25 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         if (kind != AGENT_ROW_STEP)
             return 0;
         uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
+        if (val & AGENT_ROW_CFA_DEREF) {
+            /* A realigned frame: the CFA was saved in it.  The memo does
+             * not check that word: this unwind is not kept. */
+            if (cfa < sp0 || cfa + AGENT_PTR_SIZE > hi)
+                return 0;
+            cfa = AGENT_LOAD_PTR(cfa);
+            derefs = 1;
+        }
         uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
-        if (ra_at < sp0 || ra_at + 8 > hi)
+        if (ra_at < sp0 || ra_at + AGENT_PTR_SIZE > hi)
             return 0;
-        uint64_t ra = RA_TO_PC(*(const uint64_t *)ra_at);
+        uint64_t ra = RA_TO_PC(AGENT_LOAD_PTR(ra_at));
         uint16_t bpo = (uint16_t)(val >> 32);
         uint64_t bp_at = 0;
         if (bpo != AGENT_ROW_BP_SAME) {
-            bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
-            if (bp_at < sp0 || bp_at + 8 > hi)
+            bp_at = ((val & AGENT_ROW_CFA_DEREF) ? bp : cfa) + (uint64_t)(int64_t)(int16_t)bpo;
+            if (bp_at < sp0 || bp_at + AGENT_PTR_SIZE > hi)
                 return 0;
-            bp = *(const uint64_t *)bp_at;
+            bp = AGENT_LOAD_PTR(bp_at);
         }
         if (nw) {
             nw->f[n - 1].ra_at = ra_at;
@@ -338,7 +347,7 @@ done:
         nw->gen = gen;
         nw->lo = lo;
         nw->hi = hi;
-        nw->n = n;
+        nw->n = derefs ? 0 : n;
         nw->ended = ended;
         nw->last_ra = last_ra;
         nw->last_bp = last_bp;

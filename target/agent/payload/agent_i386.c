@@ -14,7 +14,9 @@
  * record (arguments, result, registers at entry and a copy of the stack
  * from the entry's esp) into the thread's ring.  The tracer unwinds that
  * copy with its own CFI unwinder, as it unwinds a thread stopped at a
- * breakpoint: on i386 the agent sends raw stacks only (no unwind rows). */
+ * breakpoint; once the tracer has put the frames' rows in the shared table
+ * (agent_rows.c: CFA from esp or ebp, eip and ebp at CFA offsets), the
+ * agent unwinds with them itself (agent_core.h) and sends only the pcs. */
 #include <stdint.h>
 
 #include "target/agent/agent_abi.h"
@@ -182,9 +184,10 @@ static int fd_readable(int fd)
 /* cdecl: the first argument is the word above the return address. */
 #define FRAME_ARG0(f) ((uint64_t)((const uint32_t *)(uintptr_t)(f)->esp)[1])
 #define AGENT_LOAD_PTR(addr) ((uint64_t) * (const uint32_t *)(uintptr_t)(addr))
+#define AGENT_PTR_SIZE 4u
 /* x86 stores become visible in program order. */
 #define STORE_LOAD_FENCE() ((void)0)
-#define AGENT_UNWIND_ROWS 0 /* raw stacks only: the tracer unwinds every call */
+#define AGENT_UNWIND_ROWS 1
 #define AGENT_RA_IN_REG 0
 #define RA_TO_PC(ra) (ra)
 
