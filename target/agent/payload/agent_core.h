@@ -149,12 +149,13 @@ static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
 struct memo_frame {
     uint64_t pc, sp, bp;   /* the registers entering the frame */
     uint64_t ra_at, bp_at; /* where its step read the return address and rbp (0: no read) */
+    uint64_t cfa_at;       /* where it read the CFA (a realigned frame; 0: none) */
 };
 struct memo {
     uint64_t gen, lo, hi;      /* the rows' generation and the stack's bounds it was made with */
     uint32_t n;                /* frames (0: none kept) */
     uint32_t ended;            /* frame n-1 was stepped and the unwind ended there (else n was the limit) */
-    uint64_t last_ra, last_bp; /* what that last step read */
+    uint64_t last_ra, last_bp, last_cfa; /* what that last step read or made */
     struct memo_frame f[MEMO_MAX];
 };
 struct memo_pair {
@@ -199,8 +200,8 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
     if (old && (!old->n || old->gen != gen || old->lo != lo || old->hi != hi))
         old = 0;
     pc = f->pc;
-    uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
-    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0, derefs = 0;
+    uint64_t sp0 = sp, last_ra = 0, last_bp = 0, last_cfa = 0;
+    uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
     pcs[n++] = pc;
 #if AGENT_RA_IN_REG
     /* At the entry the return address is still in its register and sp is
@@ -210,7 +211,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         nw->f[0].pc = pc;
         nw->f[0].sp = sp;
         nw->f[0].bp = bp;
-        nw->f[0].ra_at = nw->f[0].bp_at = 0;
+        nw->f[0].ra_at = nw->f[0].bp_at = nw->f[0].cfa_at = 0;
     }
     pc = RA_TO_PC(frame_ra(f));
     if (pc == 0 || max < 2) {
@@ -226,7 +227,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             m->pc = pc;
             m->sp = sp;
             m->bp = bp;
-            m->ra_at = m->bp_at = 0;
+            m->ra_at = m->bp_at = m->cfa_at = 0;
         }
         if (n >= max)
             break;
@@ -253,6 +254,12 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                     }
                     uint64_t want_ra = last ? old->last_ra : old->f[m + 1].pc;
                     uint64_t want_bp = last ? old->last_bp : old->f[m + 1].bp;
+                    uint64_t want_cfa = last ? old->last_cfa : old->f[m + 1].sp;
+                    if (o->cfa_at && (o->cfa_at < sp0 || o->cfa_at + AGENT_PTR_SIZE > hi ||
+                                      AGENT_LOAD_PTR(o->cfa_at) != want_cfa)) {
+                        resume = 1;
+                        break;
+                    }
                     if (o->ra_at && (o->ra_at < sp0 || o->ra_at + AGENT_PTR_SIZE > hi ||
                                      RA_TO_PC(AGENT_LOAD_PTR(o->ra_at)) != want_ra)) {
                         resume = 1;
@@ -267,6 +274,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                         ended = 1;
                         last_ra = old->last_ra;
                         last_bp = old->last_bp;
+                        last_cfa = old->last_cfa;
                         break;
                     }
                 }
@@ -281,7 +289,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                 bp = old->f[m].bp;
                 old = 0;
                 if (nw)
-                    nw->f[n - 1].ra_at = nw->f[n - 1].bp_at = 0;
+                    nw->f[n - 1].ra_at = nw->f[n - 1].bp_at = nw->f[n - 1].cfa_at = 0;
             }
         }
         uint64_t val;
@@ -295,13 +303,14 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         if (kind != AGENT_ROW_STEP)
             return 0;
         uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
+        uint64_t cfa_at = 0;
         if (val & AGENT_ROW_CFA_DEREF) {
-            /* A realigned frame: the CFA was saved in it.  The memo does
-             * not check that word: this unwind is not kept. */
-            if (cfa < sp0 || cfa + AGENT_PTR_SIZE > hi)
+            /* A realigned frame: the CFA was saved in it (the memo checks
+             * that word too). */
+            cfa_at = cfa;
+            if (cfa_at < sp0 || cfa_at + AGENT_PTR_SIZE > hi)
                 return 0;
-            cfa = AGENT_LOAD_PTR(cfa);
-            derefs = 1;
+            cfa = AGENT_LOAD_PTR(cfa_at);
         }
         uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
         if (ra_at < sp0 || ra_at + AGENT_PTR_SIZE > hi)
@@ -318,12 +327,14 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         if (nw) {
             nw->f[n - 1].ra_at = ra_at;
             nw->f[n - 1].bp_at = bp_at;
+            nw->f[n - 1].cfa_at = cfa_at;
         }
         /* (after the first step, sp is the previous frame's CFA) */
         if (n >= 2 + AGENT_RA_IN_REG ? cfa <= sp : cfa < sp0) {
             ended = 1;
             last_ra = ra;
             last_bp = bp;
+            last_cfa = cfa;
             break;
         }
         sp = cfa;
@@ -332,6 +343,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             ended = 1;
             last_ra = 0;
             last_bp = bp;
+            last_cfa = cfa;
             break;
         }
         pcs[n++] = pc;
@@ -347,10 +359,11 @@ done:
         nw->gen = gen;
         nw->lo = lo;
         nw->hi = hi;
-        nw->n = derefs ? 0 : n;
+        nw->n = n;
         nw->ended = ended;
         nw->last_ra = last_ra;
         nw->last_bp = last_bp;
+        nw->last_cfa = last_cfa;
         mp->cur ^= 1;
         if (hit_k) {
             *info = hit_j | ((uint64_t)n << 32);
