@@ -110,7 +110,7 @@ AGENT_I386_CFLAGS := -m32 -march=i686 -std=gnu11 -I. -O2 -ffreestanding -fPIC -f
     -fno-unwind-tables -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
 AGENT_A64_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
     -fno-builtin -nostdlib -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
-    -fno-jump-tables -mbranch-protection=none -mno-outline-atomics $(WARN)
+    -fno-jump-tables -mbranch-protection=none -mno-outline-atomics -ffixed-x18 $(WARN)
 ifneq ($(filter clang%,$(CC)),)
 AGENT_A64_CC := $(CC)
 AGENT_A64_LD := ld.lld

@@ -152,7 +152,8 @@ fi
 # The agent engine (--engine=agent): where memtrace carries an agent for
 # the CPU, HEAP SUMMARY against valgrind's (the heap phase's logs, else
 # valgrind runs here), the stacks against the breakpoint engine's on the
-# same programs (the heap phase's reports, else made here), JSON "engine", and a detach (SIGTERM to memtrace attached
+# same programs (the heap phase's reports, else made here), SIGKILL of
+# memtrace attached to a busy program (which must run on), JSON "engine", and a detach (SIGTERM to memtrace attached
 # with -p) after which the program runs on to an untraced run's output.
 # Elsewhere (armhf) the one line that says why breakpoints are used.
 if want agent; then
@@ -185,6 +186,40 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
             send eng_${bin}_$e.err /tmp/eng_${bin}_$e.err
         done
     done
+    # -f: proc_fork's tree (fork, vfork+exec, a fork in a child) by both engines.
+    for e in ptrace agent; do
+        $MT -q -f -d 40 -j --engine=$e -o /tmp/fk_$e.json $P/proc_fork >/tmp/fk_$e.out 2>/tmp/fk_$e.err
+        echo "@@RC fk_$e memtrace=$?"
+        send fk_$e.json /tmp/fk_$e.json
+        send fk_$e.err /tmp/fk_$e.err
+    done
+    $P/proc_fork >/tmp/fk_plain.out 2>&1
+    for f in fk_plain.out fk_ptrace.out fk_agent.out; do
+        sort /tmp/$f >/tmp/$f.sorted
+        send $f /tmp/$f.sorted
+    done
+    # SIGKILL of memtrace attached with the agent to a busy 4-thread program:
+    # the guardian switches the agent off and the program runs on.
+    [ -f /tmp/churn.plain ] || $P/mt_churn 4 $CHURN >/tmp/churn.plain 2>&1
+    $P/mt_churn 4 $CHURN >/tmp/ag_kill.out 2>&1 &
+    prog=$!
+    $MT --engine=agent -q -o /dev/null -p $prog >/dev/null 2>/tmp/ag_kill.err &
+    m=$!
+    n=0
+    while ! grep -q memtrace-agent /proc/$prog/maps 2>/dev/null && [ $n -lt 200 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    sleep 0.5
+    in=$(grep -c memtrace-agent /proc/$prog/maps 2>/dev/null)
+    kill -KILL $m
+    running=no
+    kill -0 $prog 2>/dev/null && running=yes
+    wait $prog
+    echo "@@RC ag_kill agent_in=${in:-0} running_at_kill=$running prog=$?"
+    send ag_kill.plain /tmp/churn.plain
+    send ag_kill.out /tmp/ag_kill.out
+    send ag_kill.err /tmp/ag_kill.err
     # rely_ticker: busy for a few seconds whatever the engine costs.
     $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.plain 2>&1
     $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.out 2>&1 &

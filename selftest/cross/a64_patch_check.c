@@ -15,20 +15,9 @@
 #include <sys/mman.h>
 
 #include "arch/aarch64_patch.h"
+#include "selftest/unit/test.h"
 
 #define PAGE 4096
-
-static int failures;
-
-#define CHECK(cond, ...)                                  \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            failures++;                                   \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);   \
-            printf(__VA_ARGS__);                          \
-            printf("\n");                                 \
-        }                                                 \
-    } while (0)
 
 typedef long (*fn1)(long);
 
@@ -124,12 +113,7 @@ int main(void)
     uint8_t out[8];
     CHECK(a64_patch_relocate(0xb4000060u, 0x400000, 0x300000, out, sizeof(out), &why) == 0 && why,
           "a cbz copy that does not fit its room was not refused");
-    if (failures) {
-        printf("%d failures\n", failures);
-        return 1;
-    }
-    printf("a64_patch_check: all passed\n");
-    return 0;
+    return test_end("a64_patch_check");
 }
 
 #else

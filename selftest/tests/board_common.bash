@@ -20,7 +20,10 @@
 #   agent     --engine=agent where memtrace has an agent for the CPU
 #             (aarch64): HEAP SUMMARY equal to valgrind's (allocbench on 1
 #             and 4 threads, C++), stacks equal to the breakpoint engine's
-#             on the same program, JSON "engine", and SIGTERM to memtrace
+#             on the same program, -f on a process tree (the same figures
+#             and stacks per process), JSON "engine", SIGKILL to memtrace
+#             attached (-p) to a busy program, which runs on to an
+#             untraced run's output, and SIGTERM to memtrace
 #             attached (-p) leaves the program running to an untraced
 #             run's output; elsewhere (armhf) one line says why
 #             breakpoints are used
@@ -69,6 +72,7 @@ board_build() {
         "${cc[@]}" leak_kinds "$s/leak_kinds.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" rely_ticker "$s/rely_ticker.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" proc_fork "$s/proc_fork.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" exit_status "$d/exit_status.c" -O0 -g $cflags &&
         "${cc[@]}" demo "$s/demo.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" libstacks_O0.so "$d/stacks_lib.c" -g -O0 -fPIC -shared $cflags &&
@@ -387,6 +391,23 @@ board_judge_agent() {
         check "agent stacks $bin" $? "$(head -1 "$MT_TMP/eng_$bin.agent"), $(($(wc -l <"$MT_TMP/eng_$bin.agent") - 1)) stacks: the agent's $( [ -s "$MT_TMP/eng_$bin.diff" ] && echo differ || echo equal) to the breakpoint engine's"
         [ -s "$MT_TMP/eng_$bin.diff" ] && { head -n 20 "$MT_TMP/eng_$bin.diff"; head -n 5 "$g/eng_${bin}_agent.err"; }
     done
+    # -f: every process of proc_fork's tree with the same figures and stacks
+    # from both engines, each process's output as untraced.
+    local tree=$MT_ROOT/selftest/tests/proc_tree.py e
+    for e in ptrace agent; do
+        python3 "$tree" memtrace "$g/fk_$e.json" stacks 2>&1 | sed "s/^\([^ ]*\) $e/\1/" >"$MT_TMP/fk_$e.txt"
+    done
+    diff "$MT_TMP/fk_ptrace.txt" "$MT_TMP/fk_agent.txt" >"$MT_TMP/fk.diff" &&
+        [ "$(grep -vc '^ ' "$MT_TMP/fk_agent.txt")" -ge 3 ] && cmp -s "$g/fk_plain.out" "$g/fk_agent.out" &&
+        [ -s "$g/fk_plain.out" ] && [ "$(rc_of fk_agent memtrace)" = 0 ] && [ "$(rc_of fk_ptrace memtrace)" = 0 ]
+    check "agent fork" $? "memtrace -f on proc_fork: $(grep -vc '^ ' "$MT_TMP/fk_agent.txt") processes, $(grep -c '^ ' "$MT_TMP/fk_agent.txt") stacks, the agent's $( [ -s "$MT_TMP/fk.diff" ] && echo differ || echo equal) to the breakpoint engine's; outputs $(cmp -s "$g/fk_plain.out" "$g/fk_agent.out" && echo same || echo differ) as untraced"
+    [ -s "$MT_TMP/fk.diff" ] && { head -n 20 "$MT_TMP/fk.diff"; head -n 5 "$g/fk_agent.err"; }
+    local kl
+    kl=$(grep -a '^@@RC ag_kill ' "$OUT/console.log" | tail -n 1)
+    [ "$(rc_of ag_kill agent_in)" -gt 0 ] 2>/dev/null && [ "$(rc_of ag_kill running_at_kill)" = yes ] &&
+        [ "$(rc_of ag_kill prog)" = 0 ] && grep -q '^mt_churn:' "$g/ag_kill.plain" &&
+        cmp -s "$g/ag_kill.plain" "$g/ag_kill.out"
+    check "agent sigkill" $? "SIGKILL to memtrace --engine=agent -p on mt_churn (4 busy threads): [${kl#@@RC }], output $(cmp -s "$g/ag_kill.plain" "$g/ag_kill.out" && echo same || echo differs) as untraced [$(grep -a -m1 '^mt_churn:' "$g/ag_kill.out")]"
     rc=$(grep -a '^@@RC ag_ticker ' "$OUT/console.log" | tail -n 1)
     [ -s "$g/ag_ticker.plain" ] && cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" &&
         [ "$(rc_of ag_ticker running_after)" = yes ] && [ "$(rc_of ag_ticker agent_maps)" = 0 ] &&
