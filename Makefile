@@ -414,7 +414,7 @@ fuzz:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
+	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c arch/i386_patch.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
