@@ -265,14 +265,14 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	objcopy -O binary $(BUILD)/agent/agent.elf $@
 else ifeq ($(ARCH)-$(CROSS_COMPILE),i386-)
 # i386: the same compiler with -m32, ld for elf_i386.
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_I386_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -m elf_i386 -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o

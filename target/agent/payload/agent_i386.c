@@ -143,13 +143,7 @@ static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
 
 static inline long sys3(long nr, long a, long b, long c) { return sys6(nr, a, b, c, 0, 0, 0); }
 
-/* Time stamps: as on x86_64 (agent_x86_64.c says why the lfence). */
-static inline uint64_t now(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
-    return ((uint64_t)hi << 32) | lo;
-}
+#include "target/agent/payload/agent_x86.h"
 
 /* The thread pointer: the TCB's self pointer at %gs:0 (glibc sets it to
  * the gs base).  Before the C library set up gs (selector 0) a read
@@ -162,21 +156,6 @@ static inline uint64_t thread_key(void)
         return 1;
     __asm__ volatile("mov %%gs:0, %0" : "=r"(tp));
     return tp ? tp : 1;
-}
-
-static inline void copy(void *dst, const void *src, uint32_t n)
-{
-    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n)::"memory");
-}
-
-/* Is fd readable now (poll, no wait)? */
-static int fd_readable(int fd)
-{
-    struct {
-        int fd;
-        short events, revents;
-    } p = {fd, 1 /* POLLIN */, 0};
-    return sys3(SYS_poll, (long)&p, 1, 0) == 1 && p.revents;
 }
 
 #define FRAME_SP(f) ((uint64_t)(f)->esp)
