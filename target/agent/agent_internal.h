@@ -106,6 +106,10 @@ static inline uint64_t agent_tsc_now(void)
 #endif
 }
 /* agent_rows.c */
+/* A CFI expression (the module's bytes: untrusted) that is exactly
+ * DW_OP_breg<reg> off, then with deref DW_OP_deref, reg the stack or frame
+ * pointer: true with reg and off (fuzzed: fuzz_agent_breg.c). */
+bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, int32_t *off);
 void agent_learn_rows(struct tracee *t, uint32_t stack_id);
 /* A fork child's region (dst->map) gets the rows of its parent's. */
 void agent_rows_copy(struct agent_engine *dst, const struct agent_engine *src);

@@ -24,9 +24,7 @@ static struct agent_row *rows_of(struct agent_engine *a)
     return (struct agent_row *)(a->map + AGENT_ROWS_OFF);
 }
 
-/* A DWARF expression that is exactly DW_OP_breg<reg> off (then, with
- * deref, DW_OP_deref), reg the stack or frame pointer: true with them. */
-static bool breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, int32_t *off)
+bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, int32_t *off)
 {
     if (!e || len < 2 || e[0] < 0x70 || e[0] > 0x8f) /* DW_OP_breg0..31 */
         return false;
@@ -80,7 +78,7 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
     unsigned cfa_reg = row->cfa_reg;
     int32_t cfa_off = (int32_t)row->cfa_offset;
     bool deref = row->cfa_kind == CFI_CFA_EXPRESSION;
-    if (deref ? !breg_expr(row->cfa_expr, row->cfa_expr_len, true, &cfa_reg, &cfa_off)
+    if (deref ? !agent_breg_expr(row->cfa_expr, row->cfa_expr_len, true, &cfa_reg, &cfa_off)
               : row->cfa_kind != CFI_CFA_REG_OFFSET || row->cfa_offset != cfa_off)
         return 0;
     if (row->signal_frame || row->addr_size != ARCH_PTR_SIZE ||
@@ -101,7 +99,7 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
              (uint16_t)bp->u.offset != AGENT_ROW_BP_SAME)
         bp_off = (int)bp->u.offset;
     else if (deref && bp->kind == CFI_RULE_EXPRESSION &&
-             breg_expr(bp->u.expr, bp->expr_len, false, &bp_reg, &bp_expr_off) &&
+             agent_breg_expr(bp->u.expr, bp->expr_len, false, &bp_reg, &bp_expr_off) &&
              bp_reg == ARCH_DWARF_FP && bp_expr_off == (int16_t)bp_expr_off &&
              (uint16_t)bp_expr_off != AGENT_ROW_BP_SAME)
         bp_off = (int)bp_expr_off; /* saved at rbp + offset */
