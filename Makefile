@@ -86,7 +86,7 @@ ALL_LDFLAGS += -fsanitize=address,undefined
 endif
 
 ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c arch/x86_64_patch.c
-ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c
+ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c arch/i386_patch.c
 ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c
 ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c
 ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
@@ -105,6 +105,9 @@ AGENT_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno
     -fno-builtin -nostdlib -mgeneral-regs-only -mfsgsbase -fno-asynchronous-unwind-tables \
     -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
 LIB_OBJS += $(BUILD)/agent/agent_blob.o
+AGENT_I386_CFLAGS := -m32 -march=i686 -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden \
+    -fno-stack-protector -fno-builtin -nostdlib -mno-sse -mno-mmx -fno-asynchronous-unwind-tables \
+    -fno-unwind-tables -fno-jump-tables -fcf-protection=none -fno-tree-loop-distribute-patterns $(WARN)
 AGENT_A64_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
     -fno-builtin -nostdlib -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
     -fno-jump-tables -mbranch-protection=none -mno-outline-atomics -ffixed-x18 $(WARN)
@@ -264,10 +267,17 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
+	objcopy -O binary $(BUILD)/agent/agent.elf $@
+else ifeq ($(ARCH)-$(CROSS_COMPILE),i386-)
+# i386: the same compiler with -m32, ld for elf_i386.
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
+	@mkdir -p $(dir $@)
+	$(AGENT_CC) $(AGENT_I386_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
+	ld -m elf_i386 -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	objcopy -O binary $(BUILD)/agent/agent.elf $@
 else ifeq ($(ARCH),aarch64)
 # aarch64: built with the cross compiler (clang and lld when there is no
@@ -404,7 +414,7 @@ fuzz:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c
+	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c arch/i386_patch.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

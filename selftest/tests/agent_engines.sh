@@ -11,14 +11,14 @@
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"
-need_agent
+need_agent_engine
 D="$MT_ROOT/selftest/tests/data"
-g++ -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
-gcc -g -O2 -fomit-frame-pointer -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
-gcc -g -O2 -fomit-frame-pointer -o stacks_O2 "$D/stacks_main.c" -L. -lstacks || fail "build main"
+g++ ${MT_TARGET_CFLAGS:-} -g -O0 -o stacks_cxx "$D/stacks_cxx.cpp" || fail "build C++"
+gcc ${MT_TARGET_CFLAGS:-} -g -O2 -fomit-frame-pointer -fPIC -shared -o libstacks.so "$D/stacks_lib.c" || fail "build lib"
+gcc ${MT_TARGET_CFLAGS:-} -g -O2 -fomit-frame-pointer -o stacks_O2 "$D/stacks_main.c" -L. -lstacks || fail "build main"
 # The agent's unwind memo: frames that look alike from different paths.
-gcc -g -O0 -fno-omit-frame-pointer -o memo_twins_fp "$D/memo_twins.c" || fail "build memo_twins"
-gcc -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o memo_twins_O2 "$D/memo_twins.c" ||
+gcc ${MT_TARGET_CFLAGS:-} -g -O0 -fno-omit-frame-pointer -o memo_twins_fp "$D/memo_twins.c" || fail "build memo_twins"
+gcc ${MT_TARGET_CFLAGS:-} -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o memo_twins_O2 "$D/memo_twins.c" ||
     fail "build memo_twins -O2"
 
 stacks_of() { # JSON -> one line per stack, sorted; the summary first

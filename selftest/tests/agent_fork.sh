@@ -18,7 +18,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 need_tool valgrind valgrind
 cd "$MT_TMP"
-need_agent
+need_agent_engine
 PROG="$MT_PROGS/proc_fork_threads"
 
 expected=$("$PROG" | sort) || fail "untraced run failed"

@@ -8,7 +8,7 @@
 # (default 5; the README's figure is from 20).
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-need_agent
+need_agent_engine
 [ -x "$MT_BENCH_BIN" ] || skip "no allocbench"
 rounds=${AGENT_KILL_ROUNDS:-5}
 out=$(MEMTRACE_ENGINE=agent RELY_KILL_SURVIVAL_ONLY=1 RELY_KILL_CASES=tracer.busy RELY_KILL_ROUNDS=$rounds RELY_KILL_MEASURE_ONLY=1 \

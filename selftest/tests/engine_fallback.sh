@@ -10,7 +10,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 need_tool valgrind valgrind
 cd "$MT_TMP"
-need_agent
+need_agent_engine
 gcc -O0 -g -Wl,--export-dynamic-symbol=pvalloc -o refused "$MT_ROOT/selftest/tests/data/agent_refused.c" ||
     fail "cannot build agent_refused.c"
 expected=$(./refused) || fail "untraced run failed"

@@ -10,13 +10,6 @@ need_tool() {
         skip "missing tool: $1 (Debian package $2, installed by selftest/install-deps.sh)"
 }
 
-# need_agent: skips unless the agent engine can run here (the x86_64 build
-# tracing x86_64 programs, on a CPU with FSGSBASE).
-need_agent() {
-    [ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] || skip "the agent engine is x86_64 only"
-    grep -qw fsgsbase /proc/cpuinfo || skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
-}
-
 # The HEAP SUMMARY of valgrind as "allocs frees bytes_allocated in_use_bytes
 # in_use_blocks".  libc's and libstdc++'s exit-time freeing (__libc_freeres,
 # __gnu_cxx::__freeres of the exception pool) is off: it is valgrind's own
@@ -274,4 +267,14 @@ tmux_phases_start() {
     prog=$!
     trap 'tm kill-server 2>/dev/null; kill "$prog" 2>/dev/null' EXIT
     wait_for_line prog.out '^phases: start$'
+}
+
+# The agent engine exists in $MEMTRACE's build (its --version lists it) and
+# can run here (x86_64 reads the thread pointer with rdfsbase; i386, the
+# 32-bit build, reads %gs:0 instead).
+need_agent_engine() {
+    "$MEMTRACE" --version 2>/dev/null | grep -q '^engines:.*agent' ||
+        skip "no agent engine in this build ($("$MEMTRACE" --version 2>/dev/null | head -1))"
+    [ -n "${MT_TARGET_CFLAGS:-}" ] || grep -qw fsgsbase /proc/cpuinfo ||
+        skip "the CPU has no FSGSBASE (the agent engine needs rdfsbase)"
 }

@@ -39,6 +39,9 @@
  *   bits 48-55 where the return address is, CFA-relative (signed)
  *   bits 56-59 kind: AGENT_ROW_STEP, or AGENT_ROW_STOP (no CFI: the
  *              unwind ends here) or AGENT_ROW_OUTERMOST (_start, clone)
+ *   bit 61     (AGENT_ROW_CFA_DEREF) the CFA is the word at rsp or rbp +
+ *              offset (a frame that realigned its stack: i386's main), and
+ *              bits 32-47 say where rbp was saved relative to rbp itself
  * A pc without an entry, or a row the form cannot hold (a DWARF
  * expression, a signal frame, a CFA on another register), makes the agent
  * send the raw stack instead. */
@@ -51,6 +54,7 @@ struct agent_row {
 #define AGENT_ROW_OUTERMOST 3u
 #define AGENT_ROW_BP_SAME 0x8000u
 #define AGENT_ROW_CFA_BP (1ull << 60)
+#define AGENT_ROW_CFA_DEREF (1ull << 61)
 #define AGENT_ROW_VAL(kind, cfa_bp, cfa_off, bp_off, ra_off)                                  \
     ((uint64_t)(uint32_t)(int32_t)(cfa_off) | ((uint64_t)(uint16_t)(bp_off) << 32) |          \
      ((uint64_t)(uint8_t)(int8_t)(ra_off) << 48) | ((uint64_t)(kind) << 56) |                 \

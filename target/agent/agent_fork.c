@@ -18,6 +18,9 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#if defined(__i386__)
+#include <asm/ldt.h> /* struct user_desc */
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -64,8 +67,9 @@ void agent_fork_settle(struct tracee *t)
 }
 
 /* The thread pointer the agent keys the forking thread's slot with. */
-static uint64_t slot_key_of(const struct thread *th)
+static uint64_t slot_key_of(struct tracee *t, const struct thread *th)
 {
+    (void)t;
 #if defined(__x86_64__)
     struct arch_regs regs;
     if (arch_get_regs(th->tid, &regs) < 0)
@@ -75,6 +79,22 @@ static uint64_t slot_key_of(const struct thread *th)
     uint64_t tp = 0;
     struct iovec iov = {&tp, sizeof(tp)};
     if (ptrace(PTRACE_GETREGSET, th->tid, (void *)0x401 /* NT_ARM_TLS: TPIDR_EL0 */, &iov) < 0)
+        return 0;
+    return tp ? tp : 1;
+#elif defined(__i386__)
+    /* The word at %gs:0 (the TCB's self pointer), as the agent reads it:
+     * the gs base from the thread's TLS descriptor. */
+    struct arch_regs regs;
+    if (arch_get_regs(th->tid, &regs) < 0)
+        return 0;
+    unsigned sel = (unsigned)regs.user.xgs & 0xffff;
+    if (sel == 0)
+        return 1;
+    struct user_desc desc = {0};
+    if (ptrace(PTRACE_GET_THREAD_AREA, th->tid, (void *)(uintptr_t)(sel >> 3), &desc) < 0)
+        return 0;
+    uint32_t tp = 0;
+    if (target_mem_read(&t->mem, desc.base_addr, &tp, sizeof(tp)) < 0)
         return 0;
     return tp ? tp : 1;
 #else
@@ -136,7 +156,7 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
     a->npatches = pa->npatches;
     a->doorbell_fd = a->target_doorbell_fd = a->target_doorbell_r = -1;
 
-    uint64_t key = slot_key_of(th);
+    uint64_t key = slot_key_of(c, th);
     uint64_t scratch = agent_stack_scratch(th);
     static const char name[] = "memtrace-agent";
     if (!key || !scratch || target_mem_write(&c->mem, scratch, name, sizeof(name)) < 0) {

@@ -23,6 +23,8 @@
 #include "arch/x86_patch.h"
 #elif defined(__aarch64__)
 #include "arch/aarch64_patch.h"
+#elif defined(__i386__)
+#include "arch/i386_patch.h"
 #endif
 
 
@@ -76,9 +78,9 @@ bool agent_supported(int pid, char *why, size_t whylen)
         snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
         return false;
     }
-#if defined(__aarch64__)
-    /* The agent finds its thread's slot by TPIDR_EL0, which every thread
-     * may read. */
+#if defined(__aarch64__) || defined(__i386__)
+    /* The agent finds its thread's slot by TPIDR_EL0 (i386: the TCB's self
+     * pointer at %gs:0), which every thread may read. */
     (void)pid;
     return true;
 #else
@@ -392,6 +394,24 @@ static size_t build_patch(const uint8_t *code, size_t avail, uint64_t addr, uint
         return 0;
     *covered = A64_PATCH_JMP_LEN;
     a64_patch_stub(bytes, idx, entry);
+    return n;
+}
+#elif defined(__i386__)
+/* A jmp rel32 over the first instructions (it reaches every 32-bit
+ * address) to a stub in a scratch slot; the stub puts the index in eax. */
+#define PATCH_READ 32
+#define PATCH_MIN I386_PATCH_JMP_LEN
+#define PATCH_STUB_LEN I386_PATCH_STUB_LEN
+static size_t build_patch(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
+                          uint64_t entry, uint8_t *bytes, uint8_t *jump, unsigned *covered,
+                          const char **why)
+{
+    size_t n = i386_patch_relocate(code, avail, (uint32_t)addr, (uint32_t)slot + PATCH_STUB_LEN,
+                                   bytes + PATCH_STUB_LEN, SCRATCH_SLOT_SIZE - PATCH_STUB_LEN, covered,
+                                   why);
+    if (!n || i386_patch_jump(jump, *covered, (uint32_t)addr, (uint32_t)slot) < 0)
+        return 0;
+    i386_patch_stub(bytes, (uint32_t)slot, idx, (uint32_t)entry);
     return n;
 }
 #endif

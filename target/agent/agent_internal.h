@@ -19,6 +19,8 @@
  * there is on its way into the agent's text). */
 #if defined(__aarch64__)
 #define AGENT_STUB_GUARD 24
+#elif defined(__i386__)
+#define AGENT_STUB_GUARD 10
 #else
 #define AGENT_STUB_GUARD 20
 #endif
@@ -91,7 +93,7 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);
 /* The time stamp counter, as the agent stamps its records. */
 static inline uint64_t agent_tsc_now(void)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
     uint32_t lo, hi;
     __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
     return ((uint64_t)hi << 32) | lo;
@@ -104,6 +106,10 @@ static inline uint64_t agent_tsc_now(void)
 #endif
 }
 /* agent_rows.c */
+/* A CFI expression (the module's bytes: untrusted) that is exactly
+ * DW_OP_breg<reg> off, then with deref DW_OP_deref, reg the stack or frame
+ * pointer: true with reg and off (fuzzed: fuzz_agent_breg.c). */
+bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, int32_t *off);
 void agent_learn_rows(struct tracee *t, uint32_t stack_id);
 /* A fork child's region (dst->map) gets the rows of its parent's. */
 void agent_rows_copy(struct agent_engine *dst, const struct agent_engine *src);

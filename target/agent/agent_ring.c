@@ -193,6 +193,14 @@ static void replay(struct tracee *t, unsigned s)
     regs->user.regs[23] = r->r15;
     for (int i = 0; i < 6; i++)
         regs->user.regs[i] = r->args[i];
+#elif defined(__i386__)
+    /* cdecl: the arguments are in the copied stack (and the record) */
+    regs->user.eip = (long)p->addr;
+    regs->user.esp = (long)r->rsp;
+    regs->user.ebp = (long)r->rbp;
+    regs->user.ebx = (long)r->rbx;
+    regs->user.esi = (long)r->r12;
+    regs->user.edi = (long)r->r13;
 #endif
     bool raw = r->kind == AGENT_REC_CALL;
     if (raw) {

@@ -24,10 +24,36 @@ static struct agent_row *rows_of(struct agent_engine *a)
     return (struct agent_row *)(a->map + AGENT_ROWS_OFF);
 }
 
+bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, int32_t *off)
+{
+    if (!e || len < 2 || e[0] < 0x70 || e[0] > 0x8f) /* DW_OP_breg0..31 */
+        return false;
+    *reg = e[0] - 0x70u;
+    if (*reg != ARCH_DWARF_SP && *reg != ARCH_DWARF_FP)
+        return false;
+    int64_t v = 0;
+    unsigned shift = 0;
+    size_t i = 1;
+    uint8_t b;
+    do { /* SLEB128, at most 4 bytes: offsets here are small */
+        if (i >= len || shift > 21)
+            return false;
+        b = e[i++];
+        v |= (int64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    if (b & 0x40)
+        v -= (int64_t)1 << shift;
+    *off = (int32_t)v;
+    if (deref)
+        return i + 1 == len && e[i] == 0x06; /* DW_OP_deref */
+    return i == len;
+}
+
 /* 0 when the row cannot be said in the agent's form. */
 static uint64_t compile_row(struct tracee *t, uint64_t probe)
 {
-#if defined(__x86_64__) || defined(__aarch64__)
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__i386__)
     struct module *m = module_find(t->modules, probe);
 #ifdef ARCH_HAS_SIGTRAMP
     /* Without CFI the tracer's unwinder may still step a signal frame by
@@ -47,9 +73,16 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
     const struct cfi_rule *ra = &row->regs[ARCH_DWARF_RA];
     if (ra->kind == CFI_RULE_UNDEFINED)
         return AGENT_ROW_VAL(AGENT_ROW_OUTERMOST, 0, 0, 0, 0);
-    if (row->signal_frame || row->cfa_kind != CFI_CFA_REG_OFFSET || row->addr_size != 8 ||
-        (row->cfa_reg != ARCH_DWARF_SP && row->cfa_reg != ARCH_DWARF_FP) ||
-        row->cfa_offset != (int32_t)row->cfa_offset)
+    /* CFA = reg + offset, or (a realigned frame: i386's main) the word at
+     * reg + offset */
+    unsigned cfa_reg = row->cfa_reg;
+    int32_t cfa_off = (int32_t)row->cfa_offset;
+    bool deref = row->cfa_kind == CFI_CFA_EXPRESSION;
+    if (deref ? !agent_breg_expr(row->cfa_expr, row->cfa_expr_len, true, &cfa_reg, &cfa_off)
+              : row->cfa_kind != CFI_CFA_REG_OFFSET || row->cfa_offset != cfa_off)
+        return 0;
+    if (row->signal_frame || row->addr_size != ARCH_PTR_SIZE ||
+        (cfa_reg != ARCH_DWARF_SP && cfa_reg != ARCH_DWARF_FP))
         return 0;
     if (ra->kind != CFI_RULE_OFFSET || ra->u.offset != (int8_t)ra->u.offset)
         return 0;
@@ -58,15 +91,22 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
         return 0;
     const struct cfi_rule *bp = &row->regs[ARCH_DWARF_FP];
     int bp_off;
+    unsigned bp_reg = 0;
+    int32_t bp_expr_off = 0;
     if (bp->kind == CFI_RULE_UNSPECIFIED || bp->kind == CFI_RULE_SAME_VALUE)
         bp_off = (int16_t)AGENT_ROW_BP_SAME;
-    else if (bp->kind == CFI_RULE_OFFSET && bp->u.offset == (int16_t)bp->u.offset &&
+    else if (!deref && bp->kind == CFI_RULE_OFFSET && bp->u.offset == (int16_t)bp->u.offset &&
              (uint16_t)bp->u.offset != AGENT_ROW_BP_SAME)
         bp_off = (int)bp->u.offset;
+    else if (deref && bp->kind == CFI_RULE_EXPRESSION &&
+             agent_breg_expr(bp->u.expr, bp->expr_len, false, &bp_reg, &bp_expr_off) &&
+             bp_reg == ARCH_DWARF_FP && bp_expr_off == (int16_t)bp_expr_off &&
+             (uint16_t)bp_expr_off != AGENT_ROW_BP_SAME)
+        bp_off = (int)bp_expr_off; /* saved at rbp + offset */
     else
         return 0;
-    return AGENT_ROW_VAL(AGENT_ROW_STEP, row->cfa_reg == ARCH_DWARF_FP, row->cfa_offset, bp_off,
-                         ra->u.offset);
+    return AGENT_ROW_VAL(AGENT_ROW_STEP, cfa_reg == ARCH_DWARF_FP, cfa_off, bp_off, ra->u.offset) |
+           (deref ? AGENT_ROW_CFA_DEREF : 0);
 #else
     (void)t;
     (void)probe;

@@ -11,7 +11,13 @@
 #ifndef MT_AGENT_PAYLOAD_AGENT_CORE_H
 #define MT_AGENT_PAYLOAD_AGENT_CORE_H
 
-static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)agent_data.shared; }
+/* A word the size of a pointer at addr, and that size (i386: 4 bytes). */
+#ifndef AGENT_LOAD_PTR
+#define AGENT_LOAD_PTR(addr) (*(const uint64_t *)(uintptr_t)(addr))
+#define AGENT_PTR_SIZE 8u
+#endif
+
+static inline struct agent_ctl *ctl_of(void) { return (struct agent_ctl *)(uintptr_t)agent_data.shared; }
 
 static struct agent_slot *find_slot(struct agent_ctl *ctl)
 {
@@ -143,12 +149,13 @@ static int find_row(const struct agent_ctl *ctl, uint64_t pc, uint64_t *val)
 struct memo_frame {
     uint64_t pc, sp, bp;   /* the registers entering the frame */
     uint64_t ra_at, bp_at; /* where its step read the return address and rbp (0: no read) */
+    uint64_t cfa_at;       /* where it read the CFA (a realigned frame; 0: none) */
 };
 struct memo {
     uint64_t gen, lo, hi;      /* the rows' generation and the stack's bounds it was made with */
     uint32_t n;                /* frames (0: none kept) */
     uint32_t ended;            /* frame n-1 was stepped and the unwind ended there (else n was the limit) */
-    uint64_t last_ra, last_bp; /* what that last step read */
+    uint64_t last_ra, last_bp, last_cfa; /* what that last step read or made */
     struct memo_frame f[MEMO_MAX];
 };
 struct memo_pair {
@@ -193,7 +200,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
     if (old && (!old->n || old->gen != gen || old->lo != lo || old->hi != hi))
         old = 0;
     pc = f->pc;
-    uint64_t sp0 = sp, last_ra = 0, last_bp = 0;
+    uint64_t sp0 = sp, last_ra = 0, last_bp = 0, last_cfa = 0;
     uint32_t n = 0, j = 1, ended = 0, hit_k = 0, hit_j = 0;
     pcs[n++] = pc;
 #if AGENT_RA_IN_REG
@@ -204,7 +211,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         nw->f[0].pc = pc;
         nw->f[0].sp = sp;
         nw->f[0].bp = bp;
-        nw->f[0].ra_at = nw->f[0].bp_at = 0;
+        nw->f[0].ra_at = nw->f[0].bp_at = nw->f[0].cfa_at = 0;
     }
     pc = RA_TO_PC(frame_ra(f));
     if (pc == 0 || max < 2) {
@@ -220,7 +227,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             m->pc = pc;
             m->sp = sp;
             m->bp = bp;
-            m->ra_at = m->bp_at = 0;
+            m->ra_at = m->bp_at = m->cfa_at = 0;
         }
         if (n >= max)
             break;
@@ -247,13 +254,19 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                     }
                     uint64_t want_ra = last ? old->last_ra : old->f[m + 1].pc;
                     uint64_t want_bp = last ? old->last_bp : old->f[m + 1].bp;
-                    if (o->ra_at && (o->ra_at < sp0 || o->ra_at + 8 > hi ||
-                                     RA_TO_PC(*(const uint64_t *)o->ra_at) != want_ra)) {
+                    uint64_t want_cfa = last ? old->last_cfa : old->f[m + 1].sp;
+                    if (o->cfa_at && (o->cfa_at < sp0 || o->cfa_at + AGENT_PTR_SIZE > hi ||
+                                      AGENT_LOAD_PTR(o->cfa_at) != want_cfa)) {
                         resume = 1;
                         break;
                     }
-                    if (o->bp_at && (o->bp_at < sp0 || o->bp_at + 8 > hi ||
-                                     *(const uint64_t *)o->bp_at != want_bp)) {
+                    if (o->ra_at && (o->ra_at < sp0 || o->ra_at + AGENT_PTR_SIZE > hi ||
+                                     RA_TO_PC(AGENT_LOAD_PTR(o->ra_at)) != want_ra)) {
+                        resume = 1;
+                        break;
+                    }
+                    if (o->bp_at && (o->bp_at < sp0 || o->bp_at + AGENT_PTR_SIZE > hi ||
+                                     AGENT_LOAD_PTR(o->bp_at) != want_bp)) {
                         resume = 1;
                         break;
                     }
@@ -261,6 +274,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                         ended = 1;
                         last_ra = old->last_ra;
                         last_bp = old->last_bp;
+                        last_cfa = old->last_cfa;
                         break;
                     }
                 }
@@ -275,7 +289,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
                 bp = old->f[m].bp;
                 old = 0;
                 if (nw)
-                    nw->f[n - 1].ra_at = nw->f[n - 1].bp_at = 0;
+                    nw->f[n - 1].ra_at = nw->f[n - 1].bp_at = nw->f[n - 1].cfa_at = 0;
             }
         }
         uint64_t val;
@@ -289,27 +303,38 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
         if (kind != AGENT_ROW_STEP)
             return 0;
         uint64_t cfa = ((val & AGENT_ROW_CFA_BP) ? bp : sp) + (uint64_t)(int64_t)(int32_t)(uint32_t)val;
+        uint64_t cfa_at = 0;
+        if (val & AGENT_ROW_CFA_DEREF) {
+            /* A realigned frame: the CFA was saved in it (the memo checks
+             * that word too). */
+            cfa_at = cfa;
+            if (cfa_at < sp0 || cfa_at + AGENT_PTR_SIZE > hi)
+                return 0;
+            cfa = AGENT_LOAD_PTR(cfa_at);
+        }
         uint64_t ra_at = cfa + (uint64_t)(int64_t)(int8_t)(uint8_t)(val >> 48);
-        if (ra_at < sp0 || ra_at + 8 > hi)
+        if (ra_at < sp0 || ra_at + AGENT_PTR_SIZE > hi)
             return 0;
-        uint64_t ra = RA_TO_PC(*(const uint64_t *)ra_at);
+        uint64_t ra = RA_TO_PC(AGENT_LOAD_PTR(ra_at));
         uint16_t bpo = (uint16_t)(val >> 32);
         uint64_t bp_at = 0;
         if (bpo != AGENT_ROW_BP_SAME) {
-            bp_at = cfa + (uint64_t)(int64_t)(int16_t)bpo;
-            if (bp_at < sp0 || bp_at + 8 > hi)
+            bp_at = ((val & AGENT_ROW_CFA_DEREF) ? bp : cfa) + (uint64_t)(int64_t)(int16_t)bpo;
+            if (bp_at < sp0 || bp_at + AGENT_PTR_SIZE > hi)
                 return 0;
-            bp = *(const uint64_t *)bp_at;
+            bp = AGENT_LOAD_PTR(bp_at);
         }
         if (nw) {
             nw->f[n - 1].ra_at = ra_at;
             nw->f[n - 1].bp_at = bp_at;
+            nw->f[n - 1].cfa_at = cfa_at;
         }
         /* (after the first step, sp is the previous frame's CFA) */
         if (n >= 2 + AGENT_RA_IN_REG ? cfa <= sp : cfa < sp0) {
             ended = 1;
             last_ra = ra;
             last_bp = bp;
+            last_cfa = cfa;
             break;
         }
         sp = cfa;
@@ -318,6 +343,7 @@ static uint32_t unwind_here(const struct agent_ctl *ctl, const struct agent_slot
             ended = 1;
             last_ra = 0;
             last_bp = bp;
+            last_cfa = cfa;
             break;
         }
         pcs[n++] = pc;
@@ -337,6 +363,7 @@ done:
         nw->ended = ended;
         nw->last_ra = last_ra;
         nw->last_bp = last_bp;
+        nw->last_cfa = last_cfa;
         mp->cur ^= 1;
         if (hit_k) {
             *info = hit_j | ((uint64_t)n << 32);
@@ -375,15 +402,15 @@ static uint64_t copy_stack(const struct agent_slot *s, uint8_t *dst, uint64_t rs
         uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
         if (rsp < hi) {
             uint64_t n = hi - rsp < AGENT_STACK_MAX ? hi - rsp : AGENT_STACK_MAX;
-            copy(dst, (const void *)rsp, n);
+            copy(dst, (const void *)(uintptr_t)rsp, n);
             return n;
         }
     }
     /* Where the stack ends is not known yet (or this is another stack, a
      * signal stack): the kernel copies what is mapped. */
     struct {
-        uint64_t base, len;
-    } local = {(uint64_t)dst, AGENT_STACK_MAX}, remote = {rsp, AGENT_STACK_MAX};
+        uintptr_t base, len;
+    } local = {(uintptr_t)dst, AGENT_STACK_MAX}, remote = {(uintptr_t)rsp, AGENT_STACK_MAX};
     long n = sys6(SYS_process_vm_readv, agent_data.pid, (long)&local, 1, (long)&remote, 1, 0);
     return n > 0 ? (uint64_t)n : 0;
 }
@@ -482,20 +509,20 @@ void agent_enter(struct agent_frame *f)
     }
     s->depth++;
     s->busy = 0;
-    f->slot = (uint64_t)s;
+    f->slot = (uint64_t)(uintptr_t)s;
     f->track = 1;
 }
 
 void agent_leave(struct agent_frame *f)
 {
-    struct agent_slot *s = (struct agent_slot *)f->slot;
+    struct agent_slot *s = (struct agent_slot *)(uintptr_t)f->slot;
     uint64_t t_exit = now();
     s->busy = 1;
     if (s->depth)
         s->depth--;
     uint64_t out = 0;
     if ((agent_data.fns[f->idx].flags & AGENT_FN_MEMALIGN) && (int)f->ret == 0 && FRAME_ARG0(f))
-        out = *(const uint64_t *)FRAME_ARG0(f);
+        out = AGENT_LOAD_PTR(FRAME_ARG0(f));
     if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) == AGENT_ACTIVE)
         publish(ctl_of(), s, f, t_exit, f->ret, out);
     if (s->depth == 0)

@@ -113,41 +113,13 @@ static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
     return r;
 }
 
-/* Time stamps that order calls across threads: an allocation's after the
- * function returned, a release's before it ran (the invariant TSC is the
- * same on every CPU).  The lfence before: the stamp is read after every
- * earlier load is done (the one that found the block free, or that got the
- * pointer passed to free).  None after: rdtsc retires before any later
- * store, and a store becomes visible only after it retires, so nothing the
- * call does later is seen by another thread before the stamp was taken. */
-static inline uint64_t now(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
-    return ((uint64_t)hi << 32) | lo;
-}
+#include "target/agent/payload/agent_x86.h"
 
 static inline uint64_t thread_key(void)
 {
     uint64_t fs;
     __asm__ volatile("rdfsbase %0" : "=r"(fs));
     return fs ? fs : 1;
-}
-
-static inline void copy(void *dst, const void *src, uint64_t n)
-{
-    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n)::"memory");
-}
-
-
-/* Is fd readable now (poll, no wait)? */
-static int fd_readable(int fd)
-{
-    struct {
-        int fd;
-        short events, revents;
-    } p = {fd, 1 /* POLLIN */, 0};
-    return sys3(SYS_poll, (long)&p, 1, 0) == 1 && p.revents;
 }
 
 #define FRAME_SP(f) ((f)->rsp)

@@ -1,0 +1,193 @@
+/* The in-process agent (i386), injected by the tracer into a 32-bit traced
+ * process: no libc, no run-time relocations (the -fPIC code reaches its
+ * data @GOTOFF, resolved at link time), raw system calls (int $0x80).
+ *
+ * Every intercepted function's entry is a jmp rel32 to a stub (made by the
+ * tracer in a scratch slot, arch/i386_patch.c) that loads the function's
+ * index into eax (scratch at a cdecl function's entry) and jumps to
+ * agent_entry.  agent_entry saves ecx, edx and the callee-saved registers
+ * in a frame and asks agent_enter whether the call is recorded.  If not, it
+ * restores them and jumps to the function's displaced first instructions
+ * (the function returns to its caller).  If so, it copies the caller's eight
+ * argument words (cdecl: on the stack; the most any intercepted function
+ * takes is seven, mmap64's 64-bit offset being two) below its frame and calls them, and agent_leave writes the
+ * record (arguments, result, registers at entry and a copy of the stack
+ * from the entry's esp) into the thread's ring.  The tracer unwinds that
+ * copy with its own CFI unwinder, as it unwinds a thread stopped at a
+ * breakpoint; once the tracer has put the frames' rows in the shared table
+ * (agent_rows.c: CFA from esp or ebp, eip and ebp at CFA offsets), the
+ * agent unwinds with them itself (agent_core.h) and sends only the pcs. */
+#include <stdint.h>
+
+#include "target/agent/agent_abi.h"
+
+#define SYS_write 4
+#define SYS_poll 168
+#define SYS_gettid 224
+#define SYS_futex 240
+#define SYS_process_vm_readv 347
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+
+struct agent_frame {
+    uint32_t ecx, edx, ebx, esi;   /* 0..12 */
+    uint32_t edi, ebp, esp, eax;   /* 16..28: ebp and esp as at the function's entry */
+    uint64_t idx;                  /* 32 */
+    uint64_t orig;                 /* 40 */
+    uint64_t ret;                  /* 48 */
+    uint64_t track;                /* 56 */
+    uint64_t t_entry;              /* 64 */
+    uint64_t slot;                 /* 72 */
+    uint64_t pc;                   /* 80: the intercepted function */
+    uint32_t edx_ret, pad;         /* 88 */
+};
+_Static_assert(sizeof(struct agent_frame) == 96, "agent_entry's frame");
+
+/* The frame sits at 32(%esp), above the eight argument words of the calls
+ * agent_entry makes: absolute offsets below are 32 + the field's. */
+__asm__(".section .text.hdr,\"ax\",@progbits\n"
+        ".globl agent_header\n"
+        "agent_header:\n"
+        "  .quad 0x3154474145544d4d\n"
+        "  .long agent_entry - agent_header\n"
+        "  .long agent_data - agent_header\n"
+        "  .long __text_end - agent_header\n"
+        "  .long __image_end - agent_header\n"
+        ".text\n"
+        ".p2align 4\n"
+        ".globl agent_entry\n"
+        "agent_entry:\n"
+        "  push %ebp\n"
+        "  mov %esp, %ebp\n"
+        "  and $-16, %esp\n"
+        "  sub $128, %esp\n"
+        "  mov %ecx, 32(%esp)\n"
+        "  mov %edx, 36(%esp)\n"
+        "  mov %ebx, 40(%esp)\n"
+        "  mov %esi, 44(%esp)\n"
+        "  mov %edi, 48(%esp)\n"
+        "  mov 0(%ebp), %ecx\n"
+        "  mov %ecx, 52(%esp)\n"
+        "  lea 4(%ebp), %ecx\n"
+        "  mov %ecx, 56(%esp)\n"
+        "  mov %eax, 64(%esp)\n"
+        "  movl $0, 68(%esp)\n"
+        "  lea 32(%esp), %ecx\n"
+        "  mov %ecx, 0(%esp)\n"
+        "  call agent_enter\n"
+        "  cmpl $0, 88(%esp)\n"
+        "  je 1f\n"
+        /* the caller's arguments, for the call below */
+        "  mov 8(%ebp), %eax\n"
+        "  mov %eax, 0(%esp)\n"
+        "  mov 12(%ebp), %eax\n"
+        "  mov %eax, 4(%esp)\n"
+        "  mov 16(%ebp), %eax\n"
+        "  mov %eax, 8(%esp)\n"
+        "  mov 20(%ebp), %eax\n"
+        "  mov %eax, 12(%esp)\n"
+        "  mov 24(%ebp), %eax\n"
+        "  mov %eax, 16(%esp)\n"
+        "  mov 28(%ebp), %eax\n"
+        "  mov %eax, 20(%esp)\n"
+        "  mov 32(%ebp), %eax\n"
+        "  mov %eax, 24(%esp)\n"
+        "  mov 36(%ebp), %eax\n"
+        "  mov %eax, 28(%esp)\n"
+        "  mov 32(%esp), %ecx\n"
+        "  mov 36(%esp), %edx\n"
+        "  mov 72(%esp), %eax\n"
+        "  call *%eax\n"
+        "  mov %eax, 80(%esp)\n"
+        "  movl $0, 84(%esp)\n"
+        "  mov %edx, 120(%esp)\n"
+        "  lea 32(%esp), %ecx\n"
+        "  mov %ecx, 0(%esp)\n"
+        "  call agent_leave\n"
+        "  mov 80(%esp), %eax\n"
+        "  mov 120(%esp), %edx\n"
+        "  leave\n"
+        "  ret\n"
+        "1:\n"
+        "  mov 32(%esp), %ecx\n"
+        "  mov 36(%esp), %edx\n"
+        "  mov 72(%esp), %eax\n"
+        "  leave\n"
+        "  jmp *%eax\n");
+
+__attribute__((visibility("hidden"), used)) struct agent_data agent_data;
+
+/* int $0x80: ebx, ecx, edx, esi, edi, ebp.  ebx and ebp are loaded inside
+ * the asm (ebp may hold the frame, ebx the PIC base). */
+static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
+{
+    const long args[6] = {a, b, c, d, e, f};
+    const long *p = args;
+    long r = nr;
+    __asm__ volatile("push %%ebp\n\t"
+                     "push %%ebx\n\t"
+                     "mov 0(%%esi), %%ebx\n\t"
+                     "mov 4(%%esi), %%ecx\n\t"
+                     "mov 8(%%esi), %%edx\n\t"
+                     "mov 16(%%esi), %%edi\n\t"
+                     "mov 20(%%esi), %%ebp\n\t"
+                     "mov 12(%%esi), %%esi\n\t"
+                     "int $0x80\n\t"
+                     "pop %%ebx\n\t"
+                     "pop %%ebp"
+                     : "+a"(r), "+S"(p)
+                     : "m"(args)
+                     : "ecx", "edx", "edi", "memory");
+    return r;
+}
+
+static inline long sys3(long nr, long a, long b, long c) { return sys6(nr, a, b, c, 0, 0, 0); }
+
+#include "target/agent/payload/agent_x86.h"
+
+/* The thread pointer: the TCB's self pointer at %gs:0 (glibc sets it to
+ * the gs base).  Before the C library set up gs (selector 0) a read
+ * through it would fault: such a thread is key 1. */
+static inline uint64_t thread_key(void)
+{
+    uint32_t sel, tp;
+    __asm__ volatile("mov %%gs, %0" : "=r"(sel));
+    if ((sel & 0xffff) == 0)
+        return 1;
+    __asm__ volatile("mov %%gs:0, %0" : "=r"(tp));
+    return tp ? tp : 1;
+}
+
+#define FRAME_SP(f) ((uint64_t)(f)->esp)
+#define FRAME_FP(f) ((uint64_t)(f)->ebp)
+/* cdecl: the first argument is the word above the return address. */
+#define FRAME_ARG0(f) ((uint64_t)((const uint32_t *)(uintptr_t)(f)->esp)[1])
+#define AGENT_LOAD_PTR(addr) ((uint64_t) * (const uint32_t *)(uintptr_t)(addr))
+#define AGENT_PTR_SIZE 4u
+/* x86 stores become visible in program order. */
+#define STORE_LOAD_FENCE() ((void)0)
+#define AGENT_UNWIND_ROWS 1
+#define AGENT_RA_IN_REG 0
+#define RA_TO_PC(ra) (ra)
+
+/* The return address at the function's entry: the word at esp. */
+static inline uint64_t frame_ra(const struct agent_frame *f)
+{
+    return *(const uint32_t *)(uintptr_t)f->esp;
+}
+
+static inline void fill_regs(struct agent_rec *r, const struct agent_frame *f)
+{
+    const uint32_t *args = (const uint32_t *)(uintptr_t)f->esp + 1;
+    for (int i = 0; i < 6; i++)
+        r->args[i] = args[i];
+    r->rsp = f->esp;
+    r->rbp = f->ebp;
+    r->rbx = f->ebx;
+    r->r12 = f->esi;
+    r->r13 = f->edi;
+    r->r14 = 0;
+    r->r15 = 0;
+}
+
+#include "target/agent/payload/agent_core.h"
