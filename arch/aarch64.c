@@ -22,7 +22,7 @@ const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
 /* aarch64 has no PTRACE_GETREGS: the general registers are the NT_PRSTATUS
  * regset. */
 /* no agent for aarch64 yet: breakpoints */
-bool arch_agent_default(void) { return false; }
+bool arch_agent_default(void) { return true; }
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

@@ -131,7 +131,8 @@ struct unwind_regs {
 };
 
 /* Is the in-process agent (target/agent) the default engine on this CPU?
- * true where its agent is built and proven by the oracle tests (x86_64;
+ * true where its agent is built and proven by the oracle tests (x86_64,
+ * i386, aarch64 on the boards;
  * the agent still checks each process at run time, agent_supported, and
  * says why it falls back to breakpoints); false: breakpoints, silently. */
 bool arch_agent_default(void);

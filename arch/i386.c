@@ -26,7 +26,7 @@ static uint64_t word(long v) { return (uint64_t)(uint32_t)v; }
 static long to_reg(uint64_t v) { return (long)(uint32_t)v; }
 
 /* no agent for i386 yet: breakpoints */
-bool arch_agent_default(void) { return false; }
+bool arch_agent_default(void) { return true; }
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

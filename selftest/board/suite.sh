@@ -62,8 +62,11 @@ echo "@@PHASE leak $(date +%s)"
 valgrind --leak-check=full --run-libc-freeres=no --read-inline-info=no --log-file=/tmp/leak.vg $P/leak_kinds >/dev/null 2>&1
 $MT -q -a -j -o /tmp/leak.json $P/leak_kinds >/dev/null 2>/tmp/leak.err
 echo "@@RC leak memtrace=$?"
+# and with breakpoints where the default is the agent
+$MT -q -a -j --engine=ptrace -o /tmp/leak_ptrace.json $P/leak_kinds >/dev/null 2>>/tmp/leak.err
 send leak.vg /tmp/leak.vg
 send leak.json /tmp/leak.json
+send leak_ptrace.json /tmp/leak_ptrace.json
 send leak.err /tmp/leak.err
 fi
 

@@ -280,9 +280,14 @@ board_judge_leak() {
     local g=$1 vg mt
 
     vg=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_text "$g/leak.vg" 2>&1)
-    mt=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$g/leak.json" 2>&1)
-    [ "$(echo "$vg" | cut -d' ' -f1-8)" = "$(echo "$mt" | cut -d' ' -f1-8)" ] && [ "$(echo "$vg" | cut -d' ' -f1)" != 0 ]
-    check "leak" $? "valgrind $vg | memtrace $mt (definite indirect possible reachable: bytes blocks)"
+    local e json
+    for e in default ptrace; do
+        json=$g/leak.json
+        [ $e = ptrace ] && json=$g/leak_ptrace.json
+        mt=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$json" 2>&1)
+        [ "$(echo "$vg" | cut -d' ' -f1-8)" = "$(echo "$mt" | cut -d' ' -f1-8)" ] && [ "$(echo "$vg" | cut -d' ' -f1)" != 0 ]
+        check "leak ($e engine)" $? "valgrind $vg | memtrace $mt (definite indirect possible reachable: bytes blocks)"
+    done
 }
 
 board_judge_sigterm() {

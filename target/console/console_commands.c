@@ -164,53 +164,57 @@ static bool parse_count(const char *s, size_t *out)
     return n > 0;
 }
 
-/* Seconds as DIGITS[.DIGITS]: no signs, exponents, hex, inf or nan. */
-static bool parse_seconds(const char *s, double *out)
+/* Seconds as DIGITS[.DIGITS] (no signs, exponents, hex, inf or nan), in
+ * microseconds (digits past the sixth decimal are dropped): whole numbers,
+ * so the bounds hold whatever precision the CPU computes doubles in (the
+ * i386 build's x87 keeps more bits than the constants have). */
+static bool parse_seconds_us(const char *s, uint64_t *out)
 {
-    double v = 0, scale = 1;
+    uint64_t whole = 0, frac = 0, unit = 1000000;
     size_t int_digits = 0, frac_digits = 0;
     for (; *s >= '0' && *s <= '9'; s++, int_digits++) {
         if (int_digits == 9)
             return false;
-        v = v * 10 + (*s - '0');
+        whole = whole * 10 + (uint64_t)(*s - '0');
     }
     if (*s == '.') {
         for (s++; *s >= '0' && *s <= '9'; s++, frac_digits++) {
             if (frac_digits == 9)
                 return false;
-            scale /= 10;
-            v += (*s - '0') * scale;
+            unit /= 10;
+            frac += (uint64_t)(*s - '0') * unit;
         }
     }
     if (*s || int_digits + frac_digits == 0)
         return false;
-    *out = v;
+    *out = whole * 1000000 + frac;
     return true;
 }
 
-#define MONITOR_MIN 0.1
-#define MONITOR_MAX 86400.0
+#define MONITOR_MIN_US 100000ull          /* 0.1 s */
+#define MONITOR_MAX_US 86400000000ull     /* a day */
 
 void cmd_monitor(struct console *c, const struct tokens *t)
 {
-    double secs;
+    uint64_t us;
     if (t->count != 2 || t->redirect[1]) {
         console_error(c, "usage: monitor N (seconds; 0 stops)");
         return;
     }
-    if (!parse_seconds(t->word[1], &secs) ||
-        (secs != 0 && (secs < MONITOR_MIN || secs > MONITOR_MAX))) {
+    if (!parse_seconds_us(t->word[1], &us) ||
+        (us != 0 && (us < MONITOR_MIN_US || us > MONITOR_MAX_US))) {
         console_error(c, "monitor: '%.32s' is not 0 or a number of seconds from %g to %g",
-                      t->word[1], MONITOR_MIN, MONITOR_MAX);
+                      t->word[1], (double)MONITOR_MIN_US / 1e6, (double)MONITOR_MAX_US / 1e6);
         return;
     }
     if (!c->ops.set_monitor) {
         console_error(c, "monitor: not available");
         return;
     }
+    double secs = (double)us / 1e6;
     c->ops.set_monitor(c->ctx, secs);
     console_reset_baseline(c);
-    if (secs == 0)
+    if (us == 0)
         fputs("monitor: off\n", c->out);
     else
         fprintf(c->out, "monitor: every %g s\n", secs);
