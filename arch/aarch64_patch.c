@@ -1,5 +1,6 @@
 /* Entry trampolines for the agent engine on aarch64 (see aarch64_patch.h). */
 #include "arch/aarch64_patch.h"
+#include "arch/agent_patch.h"
 
 #include <string.h>
 
@@ -77,4 +78,28 @@ int a64_patch_jump(uint8_t out[A64_PATCH_JMP_LEN], uint64_t from, uint64_t dest)
         return -1;
     put32(out, b_insn(from, dest));
     return 0;
+}
+
+/* The agent_patch.h interface on aarch64: one B over the first
+ * instruction (4 bytes, one aligned word: a thread about to run it runs
+ * either the old or the new one, and every thread is stopped anyway) to a
+ * stub in a scratch slot near the module. */
+unsigned agent_patch_stub_len(void) { return A64_PATCH_STUB_LEN; }
+unsigned agent_patch_min_len(void) { return A64_PATCH_JMP_LEN; }
+
+size_t agent_patch_build(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
+                         uint64_t entry, uint8_t *bytes, size_t bytes_cap, uint8_t *jump,
+                         unsigned *covered, const char **why)
+{
+    if (avail < A64_PATCH_JMP_LEN || bytes_cap <= A64_PATCH_STUB_LEN)
+        return 0;
+    uint32_t insn = (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |
+                    (uint32_t)code[3] << 24;
+    size_t n = a64_patch_relocate(insn, addr, slot + A64_PATCH_STUB_LEN, bytes + A64_PATCH_STUB_LEN,
+                                  bytes_cap - A64_PATCH_STUB_LEN, why);
+    if (!n || a64_patch_jump(jump, addr, slot) < 0)
+        return 0;
+    *covered = A64_PATCH_JMP_LEN;
+    a64_patch_stub(bytes, idx, entry);
+    return n;
 }

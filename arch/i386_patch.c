@@ -1,5 +1,6 @@
 /* Entry trampolines for the agent engine on i386 (see i386_patch.h). */
 #include "arch/i386_patch.h"
+#include "arch/agent_patch.h"
 
 #include <stdbool.h>
 #include <string.h>
@@ -106,4 +107,25 @@ int i386_patch_jump(uint8_t *out, unsigned covered, uint32_t from, uint32_t dest
     put_jmp(out, from, dest);
     memset(out + I386_PATCH_JMP_LEN, 0xcc, covered - I386_PATCH_JMP_LEN);
     return 0;
+}
+
+/* The agent_patch.h interface on i386: a jmp rel32 over the first
+ * instructions (it reaches every 32-bit address) to a stub in a scratch
+ * slot; the stub puts the index in eax. */
+unsigned agent_patch_stub_len(void) { return I386_PATCH_STUB_LEN; }
+unsigned agent_patch_min_len(void) { return I386_PATCH_JMP_LEN; }
+
+size_t agent_patch_build(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
+                         uint64_t entry, uint8_t *bytes, size_t bytes_cap, uint8_t *jump,
+                         unsigned *covered, const char **why)
+{
+    if (bytes_cap <= I386_PATCH_STUB_LEN)
+        return 0;
+    size_t n = i386_patch_relocate(code, avail, (uint32_t)addr, (uint32_t)slot + I386_PATCH_STUB_LEN,
+                                   bytes + I386_PATCH_STUB_LEN, bytes_cap - I386_PATCH_STUB_LEN, covered,
+                                   why);
+    if (!n || i386_patch_jump(jump, *covered, (uint32_t)addr, (uint32_t)slot) < 0)
+        return 0;
+    i386_patch_stub(bytes, (uint32_t)slot, idx, (uint32_t)entry);
+    return n;
 }

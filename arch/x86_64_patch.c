@@ -1,5 +1,6 @@
 /* Entry trampolines for the agent engine (see x86_patch.h). */
 #include "arch/x86_patch.h"
+#include "arch/agent_patch.h"
 
 #include <string.h>
 
@@ -115,4 +116,22 @@ int x86_patch_jump(uint8_t *out, unsigned covered, uint64_t from, uint64_t dest)
         out[1 + i] = (uint8_t)((uint64_t)rel >> (8 * i));
     memset(out + X86_PATCH_JMP_LEN, 0xcc, covered - X86_PATCH_JMP_LEN);
     return 0;
+}
+
+/* The agent_patch.h interface on x86_64. */
+unsigned agent_patch_stub_len(void) { return X86_PATCH_STUB_LEN; }
+unsigned agent_patch_min_len(void) { return X86_PATCH_JMP_LEN; }
+
+size_t agent_patch_build(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
+                         uint64_t entry, uint8_t *bytes, size_t bytes_cap, uint8_t *jump,
+                         unsigned *covered, const char **why)
+{
+    if (bytes_cap <= X86_PATCH_STUB_LEN)
+        return 0;
+    size_t n = x86_patch_relocate(code, avail, addr, slot + X86_PATCH_STUB_LEN, bytes + X86_PATCH_STUB_LEN,
+                                  bytes_cap - X86_PATCH_STUB_LEN, covered, why);
+    if (!n || x86_patch_jump(jump, *covered, addr, slot) < 0)
+        return 0;
+    x86_patch_stub(bytes, idx, entry);
+    return n;
 }

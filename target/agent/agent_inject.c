@@ -19,13 +19,7 @@
 #include "target/tracer/tracee.h"
 #include "target/tracer/world.h"
 
-#if defined(__x86_64__)
-#include "arch/x86_patch.h"
-#elif defined(__aarch64__)
-#include "arch/aarch64_patch.h"
-#elif defined(__i386__)
-#include "arch/i386_patch.h"
-#endif
+#include "arch/agent_patch.h"
 
 
 /* The agent image, built by the Makefile from target/agent/payload/ (empty
@@ -354,78 +348,16 @@ __attribute__((unused)) static void step_out(struct tracee *t, uint64_t lo, uint
     }
 }
 
-/* The per-CPU half of a patch: into bytes, the stub (PATCH_STUB_LEN bytes:
- * index idx, then on to the agent's entry) and the out-of-line copy of the
- * entry's first instructions for slot + PATCH_STUB_LEN; into jump, what
- * replaces the entry's first *covered bytes.  Returns the copy's length,
- * or 0 (a reason in *why, or NULL: the slot is out of reach). */
-#if defined(__x86_64__)
-#define PATCH_READ 32
-#define PATCH_MIN X86_PATCH_JMP_LEN
-#define PATCH_STUB_LEN X86_PATCH_STUB_LEN
-static size_t build_patch(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
-                          uint64_t entry, uint8_t *bytes, uint8_t *jump, unsigned *covered,
-                          const char **why)
-{
-    size_t n = x86_patch_relocate(code, avail, addr, slot + PATCH_STUB_LEN, bytes + PATCH_STUB_LEN,
-                                  SCRATCH_SLOT_SIZE - PATCH_STUB_LEN, covered, why);
-    if (!n || x86_patch_jump(jump, *covered, addr, slot) < 0)
-        return 0;
-    x86_patch_stub(bytes, idx, entry);
-    return n;
-}
-#elif defined(__aarch64__)
-/* One B over the first instruction (4 bytes, one aligned word: a thread
- * about to run it runs either the old or the new one, and every thread is
- * stopped anyway) to a stub in a scratch slot near the module. */
-#define PATCH_READ A64_PATCH_JMP_LEN
-#define PATCH_MIN A64_PATCH_JMP_LEN
-#define PATCH_STUB_LEN A64_PATCH_STUB_LEN
-static size_t build_patch(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
-                          uint64_t entry, uint8_t *bytes, uint8_t *jump, unsigned *covered,
-                          const char **why)
-{
-    (void)avail;
-    uint32_t insn = (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |
-                    (uint32_t)code[3] << 24;
-    size_t n = a64_patch_relocate(insn, addr, slot + PATCH_STUB_LEN, bytes + PATCH_STUB_LEN,
-                                  SCRATCH_SLOT_SIZE - PATCH_STUB_LEN, why);
-    if (!n || a64_patch_jump(jump, addr, slot) < 0)
-        return 0;
-    *covered = A64_PATCH_JMP_LEN;
-    a64_patch_stub(bytes, idx, entry);
-    return n;
-}
-#elif defined(__i386__)
-/* A jmp rel32 over the first instructions (it reaches every 32-bit
- * address) to a stub in a scratch slot; the stub puts the index in eax. */
-#define PATCH_READ 32
-#define PATCH_MIN I386_PATCH_JMP_LEN
-#define PATCH_STUB_LEN I386_PATCH_STUB_LEN
-static size_t build_patch(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
-                          uint64_t entry, uint8_t *bytes, uint8_t *jump, unsigned *covered,
-                          const char **why)
-{
-    size_t n = i386_patch_relocate(code, avail, (uint32_t)addr, (uint32_t)slot + PATCH_STUB_LEN,
-                                   bytes + PATCH_STUB_LEN, SCRATCH_SLOT_SIZE - PATCH_STUB_LEN, covered,
-                                   why);
-    if (!n || i386_patch_jump(jump, *covered, (uint32_t)addr, (uint32_t)slot) < 0)
-        return 0;
-    i386_patch_stub(bytes, (uint32_t)slot, idx, (uint32_t)entry);
-    return n;
-}
-#endif
-
-#ifdef PATCH_STUB_LEN
+#ifdef ARCH_HAS_AGENT_PATCH
 static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
                      const struct intercept_fn *fn)
 {
     struct agent_engine *a = t->agent;
     if (a->npatches >= AGENT_MAX_FNS)
         return -ENOSPC;
-    uint8_t code[PATCH_READ];
+    uint8_t code[AGENT_PATCH_READ];
     size_t avail = target_mem_read_partial(&t->mem, addr, code, sizeof(code));
-    if (avail < PATCH_MIN)
+    if (avail < agent_patch_min_len())
         return -EFAULT;
     uint64_t slot = 0;
     int rc = scratch_reserve_slot(t, th, m->start, &slot);
@@ -434,15 +366,16 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     uint8_t bytes[SCRATCH_SLOT_SIZE], jump[sizeof(a->patches[0].orig)];
     unsigned covered = 0, idx = a->npatches;
     const char *why = NULL;
-    size_t n = build_patch(code, avail, addr, slot, idx, a->image + a->hdr.entry_off, bytes, jump,
-                           &covered, &why);
+    size_t n = agent_patch_build(code, avail, addr, slot, idx, a->image + a->hdr.entry_off, bytes,
+                                 sizeof(bytes), jump, &covered, &why);
     if (!n) {
         mt_warn("agent engine: %s in %s: %s", fn->name, m->path, why ? why : "stub out of reach");
         return -ENOTSUP;
     }
-    if ((rc = target_mem_write(&t->mem, slot, bytes, PATCH_STUB_LEN + n)) < 0)
+    unsigned stub = agent_patch_stub_len();
+    if ((rc = target_mem_write(&t->mem, slot, bytes, stub + n)) < 0)
         return rc;
-    a->data.fns[idx].orig = slot + PATCH_STUB_LEN;
+    a->data.fns[idx].orig = slot + stub;
     a->data.fns[idx].entry = addr;
     a->data.fns[idx].flags = fn_flags(fn);
     uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
