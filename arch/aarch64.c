@@ -4,6 +4,7 @@
 #if defined(__aarch64__)
 
 #include "arch/arch.h"
+#include "arch/agent_cpu.h"
 
 #include <elf.h>
 #include <string.h>
@@ -23,6 +24,38 @@ const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
  * regset. */
 /* no agent for aarch64 yet: breakpoints */
 bool arch_agent_default(void) { return true; }
+
+void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t ra,
+                          const uint64_t callee[5], const uint64_t args[6])
+{
+    regs->user.pc = pc;
+    regs->user.sp = sp;
+    regs->user.regs[29] = fp;
+    regs->user.regs[30] = ra;
+    for (int i = 0; i < 5; i++)
+        regs->user.regs[19 + i] = callee[i];
+    for (int i = 0; i < 6; i++)
+        regs->user.regs[i] = args[i];
+}
+
+/* The agent finds its thread's slot by TPIDR_EL0, which every thread may
+ * read. */
+bool agent_cpu_ready(int pid, char *why, size_t whylen)
+{
+    (void)pid, (void)why, (void)whylen;
+    return true;
+}
+
+/* TPIDR_EL0, which the agent reads (NT_ARM_TLS). */
+uint64_t agent_cpu_thread_key(int tid, int (*read_word)(void *ctx, uint64_t addr, uint32_t *out), void *ctx)
+{
+    (void)read_word, (void)ctx;
+    uint64_t tp = 0;
+    struct iovec iov = {&tp, sizeof(tp)};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)0x401 /* NT_ARM_TLS */, &iov) < 0)
+        return 0;
+    return tp ? tp : 1;
+}
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

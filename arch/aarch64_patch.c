@@ -1,6 +1,6 @@
 /* Entry trampolines for the agent engine on aarch64 (see aarch64_patch.h). */
 #include "arch/aarch64_patch.h"
-#include "arch/agent_patch.h"
+#include "arch/agent_cpu.h"
 
 #include <string.h>
 

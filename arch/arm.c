@@ -12,7 +12,9 @@
 #if defined(__arm__)
 
 #include "arch/arch.h"
+#include "arch/agent_cpu.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 
@@ -31,6 +33,39 @@ const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
 
 /* no agent for arm yet: breakpoints */
 bool arch_agent_default(void) { return false; }
+
+/* No agent on arm: never ready, no patch, nothing to record, no key. */
+bool agent_cpu_ready(int pid, char *why, size_t whylen)
+{
+    (void)pid;
+    snprintf(why, whylen, "no agent for this CPU (arm)");
+    return false;
+}
+
+unsigned agent_patch_stub_len(void) { return 0; }
+unsigned agent_patch_min_len(void) { return 1; }
+
+size_t agent_patch_build(const uint8_t *code, size_t avail, uint64_t addr, uint64_t slot, unsigned idx,
+                         uint64_t entry, uint8_t *bytes, size_t bytes_cap, uint8_t *jump,
+                         unsigned *covered, const char **why)
+{
+    (void)code, (void)avail, (void)addr, (void)slot, (void)idx, (void)entry, (void)bytes;
+    (void)bytes_cap, (void)jump, (void)covered;
+    *why = "no agent for this CPU (arm)";
+    return 0;
+}
+
+void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t ra,
+                          const uint64_t callee[5], const uint64_t args[6])
+{
+    (void)regs, (void)pc, (void)sp, (void)fp, (void)ra, (void)callee, (void)args;
+}
+
+uint64_t agent_cpu_thread_key(int tid, int (*read_word)(void *ctx, uint64_t addr, uint32_t *out), void *ctx)
+{
+    (void)tid, (void)read_word, (void)ctx;
+    return 0;
+}
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

@@ -10,8 +10,10 @@
 #if defined(__i386__)
 
 #include "arch/arch.h"
+#include "arch/agent_cpu.h"
 
 #include <string.h>
+#include <asm/ldt.h> /* struct user_desc */
 #include <sys/ptrace.h>
 
 #include "arch/x86_insn.h"
@@ -27,6 +29,45 @@ static long to_reg(uint64_t v) { return (long)(uint32_t)v; }
 
 /* no agent for i386 yet: breakpoints */
 bool arch_agent_default(void) { return true; }
+
+void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t ra,
+                          const uint64_t callee[5], const uint64_t args[6])
+{
+    (void)ra, (void)args; /* cdecl: on the copied stack */
+    regs->user.eip = (long)pc;
+    regs->user.esp = (long)sp;
+    regs->user.ebp = (long)fp;
+    regs->user.ebx = (long)callee[0];
+    regs->user.esi = (long)callee[1];
+    regs->user.edi = (long)callee[2];
+}
+
+/* The agent finds its thread's slot by the TCB's self pointer at %gs:0,
+ * which every thread may read. */
+bool agent_cpu_ready(int pid, char *why, size_t whylen)
+{
+    (void)pid, (void)why, (void)whylen;
+    return true;
+}
+
+/* The word at %gs:0 (the TCB's self pointer), as the agent reads it: the
+ * gs base from the thread's TLS descriptor. */
+uint64_t agent_cpu_thread_key(int tid, int (*read_word)(void *ctx, uint64_t addr, uint32_t *out), void *ctx)
+{
+    struct arch_regs regs;
+    if (arch_get_regs(tid, &regs) < 0)
+        return 0;
+    unsigned sel = (unsigned)regs.user.xgs & 0xffff;
+    if (sel == 0)
+        return 1;
+    struct user_desc desc = {0};
+    if (ptrace(PTRACE_GET_THREAD_AREA, tid, (void *)(uintptr_t)(sel >> 3), &desc) < 0)
+        return 0;
+    uint32_t tp = 0;
+    if (read_word(ctx, desc.base_addr, &tp) < 0)
+        return 0;
+    return tp ? tp : 1;
+}
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

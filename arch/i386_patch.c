@@ -1,6 +1,6 @@
 /* Entry trampolines for the agent engine on i386 (see i386_patch.h). */
 #include "arch/i386_patch.h"
-#include "arch/agent_patch.h"
+#include "arch/agent_cpu.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -4,8 +4,12 @@
 #if defined(__x86_64__)
 
 #include "arch/arch.h"
+#include "arch/agent_cpu.h"
 
 #include <string.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <fcntl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
@@ -18,6 +22,58 @@ const size_t arch_syscall_insn_len = sizeof(arch_syscall_insn);
 
 /* the agent is built and passes every oracle test here */
 bool arch_agent_default(void) { return true; }
+
+void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint64_t fp, uint64_t ra,
+                          const uint64_t callee[5], const uint64_t args[6])
+{
+    (void)ra; /* on the stack */
+    regs->user.rip = pc;
+    regs->user.rsp = sp;
+    regs->user.rbp = fp;
+    regs->user.rbx = callee[0];
+    regs->user.r12 = callee[1];
+    regs->user.r13 = callee[2];
+    regs->user.r14 = callee[3];
+    regs->user.r15 = callee[4];
+    regs->user.rdi = args[0];
+    regs->user.rsi = args[1];
+    regs->user.rdx = args[2];
+    regs->user.rcx = args[3];
+    regs->user.r8 = args[4];
+    regs->user.r9 = args[5];
+}
+
+/* The agent finds its thread's slot by the thread pointer, read with
+ * rdfsbase: the kernel must allow it (AT_HWCAP2 bit 1). */
+bool agent_cpu_ready(int pid, char *why, size_t whylen)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t hwcap2 = 0;
+    if (fd >= 0) {
+        uint64_t av[2];
+        while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != 0)
+            if (av[0] == 26 /* AT_HWCAP2 */)
+                hwcap2 = av[1];
+        close(fd);
+    }
+    if (!(hwcap2 & 2)) {
+        snprintf(why, whylen, "the CPU or kernel does not allow rdfsbase (no FSGSBASE in AT_HWCAP2)");
+        return false;
+    }
+    return true;
+}
+
+/* The fs base, which the agent reads with rdfsbase. */
+uint64_t agent_cpu_thread_key(int tid, int (*read_word)(void *ctx, uint64_t addr, uint32_t *out), void *ctx)
+{
+    (void)read_word, (void)ctx;
+    struct arch_regs regs;
+    if (arch_get_regs(tid, &regs) < 0)
+        return 0;
+    return regs.user.fs_base ? regs.user.fs_base : 1;
+}
 
 int arch_get_regs(pid_t tid, struct arch_regs *regs)
 {

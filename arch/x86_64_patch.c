@@ -1,6 +1,6 @@
 /* Entry trampolines for the agent engine (see x86_patch.h). */
 #include "arch/x86_patch.h"
-#include "arch/agent_patch.h"
+#include "arch/agent_cpu.h"
 
 #include <string.h>
 

@@ -18,12 +18,10 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
-#if defined(__i386__)
-#include <asm/ldt.h> /* struct user_desc */
-#endif
 #include <time.h>
 #include <unistd.h>
 
+#include "arch/agent_cpu.h"
 #include "shared/xalloc.h"
 #include "target/agent/agent_internal.h"
 #include "target/tracer/guardian.h"
@@ -46,7 +44,7 @@ void agent_fork_settle(struct tracee *t)
      * threads run on: their later calls are the parent's alone).  A thread
      * in the middle of writing a record, or inside a call that releases
      * memory before its record comes, is waited for: at most 50 ms. */
-    uint64_t at = agent_tsc_now();
+    uint64_t at = agent_cpu_clock();
     const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;
     bool seen[AGENT_SLOTS] = {false};
     for (int round = 0; round < 200; round++) {
@@ -66,41 +64,16 @@ void agent_fork_settle(struct tracee *t)
     }
 }
 
+static int read_target_word(void *ctx, uint64_t addr, uint32_t *out)
+{
+    struct tracee *t = ctx;
+    return target_mem_read(&t->mem, addr, out, sizeof(*out));
+}
+
 /* The thread pointer the agent keys the forking thread's slot with. */
 static uint64_t slot_key_of(struct tracee *t, const struct thread *th)
 {
-    (void)t;
-#if defined(__x86_64__)
-    struct arch_regs regs;
-    if (arch_get_regs(th->tid, &regs) < 0)
-        return 0;
-    return regs.user.fs_base ? regs.user.fs_base : 1;
-#elif defined(__aarch64__)
-    uint64_t tp = 0;
-    struct iovec iov = {&tp, sizeof(tp)};
-    if (ptrace(PTRACE_GETREGSET, th->tid, (void *)0x401 /* NT_ARM_TLS: TPIDR_EL0 */, &iov) < 0)
-        return 0;
-    return tp ? tp : 1;
-#elif defined(__i386__)
-    /* The word at %gs:0 (the TCB's self pointer), as the agent reads it:
-     * the gs base from the thread's TLS descriptor. */
-    struct arch_regs regs;
-    if (arch_get_regs(th->tid, &regs) < 0)
-        return 0;
-    unsigned sel = (unsigned)regs.user.xgs & 0xffff;
-    if (sel == 0)
-        return 1;
-    struct user_desc desc = {0};
-    if (ptrace(PTRACE_GET_THREAD_AREA, th->tid, (void *)(uintptr_t)(sel >> 3), &desc) < 0)
-        return 0;
-    uint32_t tp = 0;
-    if (target_mem_read(&t->mem, desc.base_addr, &tp, sizeof(tp)) < 0)
-        return 0;
-    return tp ? tp : 1;
-#else
-    (void)th;
-    return 0;
-#endif
+    return agent_cpu_thread_key(th->tid, read_target_word, t);
 }
 
 /* The child's control block and rows: the parent's slots with their keys

@@ -19,7 +19,7 @@
 #include "target/tracer/tracee.h"
 #include "target/tracer/world.h"
 
-#include "arch/agent_patch.h"
+#include "arch/agent_cpu.h"
 
 
 /* The agent image, built by the Makefile from target/agent/payload/ (empty
@@ -72,31 +72,7 @@ bool agent_supported(int pid, char *why, size_t whylen)
         snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
         return false;
     }
-#if defined(__aarch64__) || defined(__i386__)
-    /* The agent finds its thread's slot by TPIDR_EL0 (i386: the TCB's self
-     * pointer at %gs:0), which every thread may read. */
-    (void)pid;
-    return true;
-#else
-    /* The agent finds its thread's slot by the thread pointer, read with
-     * rdfsbase: the kernel must allow it (AT_HWCAP2 bit 1). */
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    uint64_t hwcap2 = 0;
-    if (fd >= 0) {
-        uint64_t av[2];
-        while (read(fd, av, sizeof(av)) == (ssize_t)sizeof(av) && av[0] != 0)
-            if (av[0] == 26 /* AT_HWCAP2 */)
-                hwcap2 = av[1];
-        close(fd);
-    }
-    if (!(hwcap2 & 2)) {
-        snprintf(why, whylen, "the CPU or kernel does not allow rdfsbase (no FSGSBASE in AT_HWCAP2)");
-        return false;
-    }
-    return true;
-#endif
+    return agent_cpu_ready(pid, why, whylen);
 }
 
 /* --- system calls run in the target --------------------------------------- */
@@ -348,7 +324,6 @@ __attribute__((unused)) static void step_out(struct tracee *t, uint64_t lo, uint
     }
 }
 
-#ifdef ARCH_HAS_AGENT_PATCH
 static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
                      const struct intercept_fn *fn)
 {
@@ -396,14 +371,6 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     a->npatches++;
     return 0;
 }
-#else
-static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
-                     const struct intercept_fn *fn)
-{
-    (void)t, (void)th, (void)m, (void)addr, (void)fn;
-    return -ENOTSUP;
-}
-#endif
 
 bool agent_fn_patched(const struct intercept_fn *fn)
 {
@@ -484,7 +451,7 @@ static bool agent_busy(struct tracee *t)
         if (inside(pc, a->image, a->hdr.total_size))
             return true;
         for (unsigned k = 0; k < a->npatches; k++)
-            if (inside(pc, a->patches[k].slot, AGENT_STUB_GUARD))
+            if (inside(pc, a->patches[k].slot, agent_patch_stub_len()))
                 return true;
     }
     const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;

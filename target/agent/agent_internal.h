@@ -15,16 +15,6 @@
 #define MMAP_SYSCALL SYS_mmap
 #endif
 
-/* Bytes at the start of a patch slot that jump into the agent (a thread
- * there is on its way into the agent's text). */
-#if defined(__aarch64__)
-#define AGENT_STUB_GUARD 24
-#elif defined(__i386__)
-#define AGENT_STUB_GUARD 10
-#else
-#define AGENT_STUB_GUARD 20
-#endif
-
 struct agent_mod_sig;
 
 struct agent_patch {
@@ -90,21 +80,6 @@ int agent_open_target_fd(pid_t pid, int64_t fd, int flags);
 /* agent_ring.c: agent_drain, replaying only the records stamped before
  * cutoff (a time stamp counter value; UINT64_MAX: all). */
 unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);
-/* The time stamp counter, as the agent stamps its records. */
-static inline uint64_t agent_tsc_now(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    uint32_t lo, hi;
-    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-    return ((uint64_t)hi << 32) | lo;
-#elif defined(__aarch64__)
-    uint64_t v; /* the agent's clock: the virtual counter */
-    __asm__ volatile("dsb ish\n\tisb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
-    return v;
-#else
-    return UINT64_MAX;
-#endif
-}
 /* agent_rows.c */
 /* A CFI expression (the module's bytes: untrusted) that is exactly
  * DW_OP_breg<reg> off, then with deref DW_OP_deref, reg the stack or frame

@@ -13,6 +13,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
+#include "arch/agent_cpu.h"
 #include "target/agent/agent_internal.h"
 #include "target/heap/heap.h"
 #include "target/tracer/calls.h"
@@ -166,42 +167,8 @@ static void replay(struct tracee *t, unsigned s)
     /* The engine's own copy: zeroed once, these fields set per record
      * (a memset per record cost more than the rest of the setup). */
     struct arch_regs *regs = &a->regs;
-#if defined(__x86_64__)
-    regs->user.rip = p->addr;
-    regs->user.rsp = r->rsp;
-    regs->user.rbp = r->rbp;
-    regs->user.rbx = r->rbx;
-    regs->user.r12 = r->r12;
-    regs->user.r13 = r->r13;
-    regs->user.r14 = r->r14;
-    regs->user.r15 = r->r15;
-    regs->user.rdi = r->args[0];
-    regs->user.rsi = r->args[1];
-    regs->user.rdx = r->args[2];
-    regs->user.rcx = r->args[3];
-    regs->user.r8 = r->args[4];
-    regs->user.r9 = r->args[5];
-#elif defined(__aarch64__)
-    regs->user.pc = p->addr;
-    regs->user.sp = r->rsp;
-    regs->user.regs[29] = r->rbp;
-    regs->user.regs[30] = r->ra;
-    regs->user.regs[19] = r->rbx;
-    regs->user.regs[20] = r->r12;
-    regs->user.regs[21] = r->r13;
-    regs->user.regs[22] = r->r14;
-    regs->user.regs[23] = r->r15;
-    for (int i = 0; i < 6; i++)
-        regs->user.regs[i] = r->args[i];
-#elif defined(__i386__)
-    /* cdecl: the arguments are in the copied stack (and the record) */
-    regs->user.eip = (long)p->addr;
-    regs->user.esp = (long)r->rsp;
-    regs->user.ebp = (long)r->rbp;
-    regs->user.ebx = (long)r->rbx;
-    regs->user.esi = (long)r->r12;
-    regs->user.edi = (long)r->r13;
-#endif
+    const uint64_t callee[5] = {r->rbx, r->r12, r->r13, r->r14, r->r15};
+    agent_cpu_entry_regs(regs, p->addr, r->rsp, r->rbp, r->ra, callee, r->args);
     bool raw = r->kind == AGENT_REC_CALL;
     if (raw) {
         t->snap = stack;
@@ -391,7 +358,7 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
     ctl->heartbeat++;
     /* Records stamped at or after the entry of a call still open in some
      * thread wait: that call's own record may have to come first. */
-    uint64_t watermark = force ? UINT64_MAX : agent_tsc_now();
+    uint64_t watermark = force ? UINT64_MAX : agent_cpu_clock();
     if (cutoff < watermark)
         watermark = cutoff;
     unsigned active[AGENT_SLOTS], nactive = 0;
