@@ -80,7 +80,7 @@ int a64_patch_jump(uint8_t out[A64_PATCH_JMP_LEN], uint64_t from, uint64_t dest)
     return 0;
 }
 
-/* The agent_patch.h interface on aarch64: one B over the first
+/* The agent_cpu.h patch interface on aarch64: one B over the first
  * instruction (4 bytes, one aligned word: a thread about to run it runs
  * either the old or the new one, and every thread is stopped anyway) to a
  * stub in a scratch slot near the module. */

@@ -109,7 +109,7 @@ int i386_patch_jump(uint8_t *out, unsigned covered, uint32_t from, uint32_t dest
     return 0;
 }
 
-/* The agent_patch.h interface on i386: a jmp rel32 over the first
+/* The agent_cpu.h patch interface on i386: a jmp rel32 over the first
  * instructions (it reaches every 32-bit address) to a stub in a scratch
  * slot; the stub puts the index in eax. */
 unsigned agent_patch_stub_len(void) { return I386_PATCH_STUB_LEN; }

@@ -118,7 +118,7 @@ int x86_patch_jump(uint8_t *out, unsigned covered, uint64_t from, uint64_t dest)
     return 0;
 }
 
-/* The agent_patch.h interface on x86_64. */
+/* The agent_cpu.h patch interface on x86_64. */
 unsigned agent_patch_stub_len(void) { return X86_PATCH_STUB_LEN; }
 unsigned agent_patch_min_len(void) { return X86_PATCH_JMP_LEN; }
 
