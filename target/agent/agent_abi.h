@@ -18,7 +18,12 @@
 
 #include <stdint.h>
 
-#define AGENT_MAGIC 0x3154474145544d4dull /* "MMTEAGT1" */
+#define AGENT_MAGIC_HEX 0x3154474145544d4d /* "MMTEAGT1" */
+#define AGENT_CAT_(a, b) a##b
+#define AGENT_CAT(a, b) AGENT_CAT_(a, b)
+#define AGENT_STR_(x) #x
+#define AGENT_STR(x) AGENT_STR_(x)
+#define AGENT_MAGIC AGENT_CAT(AGENT_MAGIC_HEX, ull)
 #define AGENT_VERSION 1
 #define AGENT_MAX_FNS 256
 #define AGENT_MAX_RANGES 16
@@ -84,6 +89,19 @@ struct agent_header {
     uint32_t text_size;  /* [0, text_size) is r-x */
     uint32_t total_size; /* text + data + bss, page aligned */
 };
+/* The header as every payload's assembly writes it, first in its image
+ * (agent.ld), from the symbols of its entry, its data and the linker's
+ * ends; the payload's text follows in .text. */
+#define AGENT_HEADER_ASM                                                                      \
+    ".section .text.hdr,\"ax\"\n"                                                             \
+    ".globl agent_header\n"                                                                    \
+    "agent_header:\n"                                                                          \
+    "  .quad " AGENT_STR(AGENT_MAGIC_HEX) "\n"                                                 \
+    "  .4byte agent_entry - agent_header\n"                                                    \
+    "  .4byte agent_data - agent_header\n"                                                     \
+    "  .4byte __text_end - agent_header\n"                                                     \
+    "  .4byte __image_end - agent_header\n"                                                    \
+    ".text\n"
 
 struct agent_fn {
     uint64_t orig;  /* the displaced first instructions, then a jump back */

@@ -45,15 +45,7 @@ struct agent_frame {
 };
 _Static_assert(sizeof(struct agent_frame) == 208, "agent_entry's frame");
 
-__asm__(".section .text.hdr,\"ax\"\n"
-        ".globl agent_header\n"
-        "agent_header:\n"
-        "  .quad 0x3154474145544d4d\n"
-        "  .word agent_entry - agent_header\n"
-        "  .word agent_data - agent_header\n"
-        "  .word __text_end - agent_header\n"
-        "  .word __image_end - agent_header\n"
-        ".text\n"
+__asm__(AGENT_HEADER_ASM
         ".p2align 4\n"
         ".globl agent_entry\n"
         "agent_entry:\n"

@@ -45,15 +45,7 @@ _Static_assert(sizeof(struct agent_frame) == 96, "agent_entry's frame");
 
 /* The frame sits at 32(%esp), above the eight argument words of the calls
  * agent_entry makes: absolute offsets below are 32 + the field's. */
-__asm__(".section .text.hdr,\"ax\",@progbits\n"
-        ".globl agent_header\n"
-        "agent_header:\n"
-        "  .quad 0x3154474145544d4d\n"
-        "  .long agent_entry - agent_header\n"
-        "  .long agent_data - agent_header\n"
-        "  .long __text_end - agent_header\n"
-        "  .long __image_end - agent_header\n"
-        ".text\n"
+__asm__(AGENT_HEADER_ASM
         ".p2align 4\n"
         ".globl agent_entry\n"
         "agent_entry:\n"

@@ -35,15 +35,7 @@ struct agent_frame {
     uint64_t pc;                                   /* 168: the intercepted function */
 };
 
-__asm__(".section .text.hdr,\"ax\",@progbits\n"
-        ".globl agent_header\n"
-        "agent_header:\n"
-        "  .quad 0x3154474145544d4d\n"
-        "  .long agent_entry - agent_header\n"
-        "  .long agent_data - agent_header\n"
-        "  .long __text_end - agent_header\n"
-        "  .long __image_end - agent_header\n"
-        ".text\n"
+__asm__(AGENT_HEADER_ASM
         ".globl agent_entry\n"
         "agent_entry:\n"
         "  push %rbp\n"
