@@ -12,11 +12,12 @@
 
 static void put_var(struct byte_buf *b, uint64_t v)
 {
+    byte_buf_reserve(b, 10); /* the longest varint: one check, not one a byte */
     while (v >= 0x80) {
-        byte_buf_put_u8(b, (uint8_t)(v | 0x80));
+        b->data[b->len++] = (uint8_t)(v | 0x80);
         v >>= 7;
     }
-    byte_buf_put_u8(b, (uint8_t)v);
+    b->data[b->len++] = (uint8_t)v;
 }
 
 /* A wrapping difference, zigzag-coded: small either way. */
