@@ -108,6 +108,7 @@ void session_attach_console(struct session *s, int fd, bool interactive)
 {
     s->console = console_new(&session_console_ops, s, stdout);
     s->console_fd = fd;
+    s->console_tty = isatty(fd);
     if (!interactive || !console_start_editing(s->console, fd))
         console_set_interactive(s->console, interactive);
 }

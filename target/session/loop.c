@@ -67,6 +67,8 @@ static int console_poll_fd(const struct session *s)
 {
     if (!s->console || s->console_ended)
         return -1;
+    if (!s->console_tty)
+        return s->console_fd;
     pid_t fg = tcgetpgrp(s->console_fd);
     return fg < 0 || fg == getpgrp() ? s->console_fd : -1;
 }

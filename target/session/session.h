@@ -17,6 +17,7 @@ struct session {
     struct console *console;    /* NULL without a console */
     int console_fd;             /* -1 without a console */
     bool console_ended;         /* its input ended: not polled any more */
+    bool console_tty;           /* on a terminal: read only in the foreground */
     bool quit_requested;
     int quit_signal;            /* SIGINT/SIGTERM/SIGHUP that ended us, or 0 */
     double monitor_seconds;
