@@ -41,7 +41,7 @@ CROSS_LDFLAGS :=
 # it), so without <triple>-gcc on PATH clang cross-compiles against the
 # libc6-dev-*-cross sysroot and libgcc-12-dev-*-cross, and lld links.  The
 # target's zlib comes from its sysroot when there is one, else it is built
-# from source by selftest/cross-zlib.sh (see there why).
+# from source by tools/cross-zlib.sh (see there why).
 ifneq ($(CROSS_COMPILE),)
 CROSS_TRIPLE := $(patsubst %-,%,$(CROSS_COMPILE))
 ifeq ($(shell command -v $(CROSS_COMPILE)gcc 2>/dev/null),)
@@ -61,7 +61,7 @@ ARCH_CFLAGS := -m32
 endif
 # The C++ demangler is libiberty's (c++filt's own): Debian's libiberty-dev
 # when it serves this build's architecture, else the same sources from
-# binutils-source, built by selftest/cross-iberty.sh.
+# binutils-source, built by tools/cross-iberty.sh.
 IBERTY_LIB := $(shell $(CC) $(ARCH_CFLAGS) -print-file-name=libiberty.a)
 ifeq ($(wildcard $(IBERTY_LIB)),)
 CROSS_IBERTY := $(BUILD)/iberty/libiberty.a
@@ -88,10 +88,10 @@ endif
 ARCH_SRCS_x86_64 := arch/x86_64.c arch/x86_insn.c arch/x86_64_patch.c
 ARCH_SRCS_i386 := arch/i386.c arch/x86_insn.c arch/i386_patch.c
 ARCH_SRCS_aarch64 := arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c
-ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c
+ARCH_SRCS_arm := arch/arm.c arch/arm_insn.c arch/thumb_insn.c arch/arm_patch.c
 ARCH_SRCS := $(ARCH_SRCS_$(ARCH))
 
-SHARED_SRCS := $(wildcard shared/*.c)
+SHARED_SRCS := $(wildcard shared/*.c shared/*/*.c)
 TARGET_SRCS := $(filter-out target/main.c,$(wildcard target/*.c target/*/*.c))
 LIB_SRCS := $(TARGET_SRCS) $(SHARED_SRCS) $(ARCH_SRCS)
 HOSTFS_SRCS := $(wildcard host-fs/*.c)
@@ -111,6 +111,11 @@ AGENT_I386_CFLAGS := -m32 -march=i686 -std=gnu11 -I. -O2 -ffreestanding -fPIC -f
 AGENT_A64_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
     -fno-builtin -nostdlib -mgeneral-regs-only -fno-asynchronous-unwind-tables -fno-unwind-tables \
     -fno-jump-tables -mbranch-protection=none -mno-outline-atomics -ffixed-x18 $(WARN)
+# arm: ARM or Thumb-2 code as the compiler's default is (agent_entry is ARM
+# code either way); no frame pointer, r7 is the system call number.
+AGENT_ARM_CFLAGS := -std=gnu11 -I. -O2 -ffreestanding -fPIC -fvisibility=hidden -fno-stack-protector \
+    -fno-builtin -nostdlib -mfloat-abi=soft -fno-asynchronous-unwind-tables -fno-unwind-tables \
+    -fno-jump-tables -fomit-frame-pointer $(WARN)
 ifneq ($(filter clang%,$(CC)),)
 AGENT_A64_CC := $(CC)
 AGENT_A64_LD := ld.lld
@@ -128,14 +133,12 @@ HOSTFS_OBJDIR := $(BUILD)/host-obj
 endif
 HOST_CFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_CFLAGS))
 HOST_LDFLAGS := $(filter-out $(ARCH_CFLAGS),$(ALL_LDFLAGS))
-# memtrace-fs reads ELF (build-ids) with the target's own reader.
-HOSTFS_ELF_SRCS := target/elf/elf_file.c target/elf/elf_compress.c target/files/byte_source.c \
-                   target/files/cursor.c
-HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) $(SHARED_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) \
-               $(HOSTFS_ELF_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o)
+# memtrace-fs reads ELF (build-ids) with the same reader as the tracer:
+# shared/elf/ and shared/files/, with the rest of shared/.
+HOSTFS_OBJS := $(HOSTFS_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o) $(SHARED_SRCS:%.c=$(HOSTFS_OBJDIR)/%.o)
 MAIN_OBJ := $(BUILD)/obj/target/main.o
 
-TARGET_LIBS := $(IBERTY_LIB) -lz -lpthread
+TARGET_LIBS := $(IBERTY_LIB) -lz -lpthread -lm
 # libelf (unit-test oracle only): the 32-bit build links Debian's
 # libelf1:i386 by path, the headers being the same for every architecture.
 UNIT_LIBELF := -lelf
@@ -155,7 +158,7 @@ HOSTFS_LIBS += -ldebuginfod
 # relocated .data.rel.ro made every start of the PIE tracer ~380 KiB
 # bigger.  Cross builds link the target's libssl.a and libcrypto.a
 # statically (MT_TLS_STATIC, unpacked from its libssl-dev by
-# selftest/cross-openssl.sh) so that the board binary stays self-contained,
+# tools/cross-openssl.sh) so that the board binary stays self-contained,
 # and pay that RSS at every start; when the download fails, and for
 # ARCH=i386, they are made without TLS (MT_NO_TLS): --key says so in one line.
 ifeq ($(CROSS_COMPILE)$(filter-out $(HOST_ARCH),$(ARCH)),)
@@ -170,7 +173,7 @@ CROSS_SSL := $(BUILD)/openssl
 CROSS_SSL_OK :=
 ifneq ($(CROSS_COMPILE),)
 ifneq ($(DEB_ARCH_$(ARCH)),)
-CROSS_SSL_OK := $(shell selftest/cross-openssl.sh $(CROSS_SSL) $(DEB_ARCH_$(ARCH)) && echo yes)
+CROSS_SSL_OK := $(shell tools/cross-openssl.sh $(CROSS_SSL) $(DEB_ARCH_$(ARCH)) && echo yes)
 endif
 endif
 ifeq ($(CROSS_SSL_OK),yes)
@@ -187,7 +190,7 @@ endif
 # statically with libbsd, libmd and ncurses' libtinfo, so that the board
 # binary stays self-contained.  Native builds take Debian's libedit-dev;
 # arm/aarch64 cross builds unpack the target's packages
-# (selftest/cross-libedit.sh).  Without them (ARCH=i386: no i386 packages
+# (tools/cross-libedit.sh).  Without them (ARCH=i386: no i386 packages
 # here, or a failed download) the console keeps its plain line reader, and
 # `memtrace --version` says "console: plain line reader".
 LIBEDIT_OK :=
@@ -196,7 +199,7 @@ LIBEDIT_OK := yes
 else ifneq ($(CROSS_COMPILE),)
 ifneq ($(DEB_ARCH_$(ARCH)),)
 CROSS_LIBEDIT := $(BUILD)/libedit
-LIBEDIT_OK := $(shell selftest/cross-libedit.sh $(CROSS_LIBEDIT) $(DEB_ARCH_$(ARCH)) && echo yes)
+LIBEDIT_OK := $(shell tools/cross-libedit.sh $(CROSS_LIBEDIT) $(DEB_ARCH_$(ARCH)) && echo yes)
 ifeq ($(LIBEDIT_OK),yes)
 LIBEDIT_CFLAGS := -I$(CROSS_LIBEDIT)/usr/include
 ALL_LDFLAGS += -L$(CROSS_LIBEDIT)/usr/lib/$(CROSS_TRIPLE)
@@ -219,7 +222,7 @@ BENCH_BIN := $(BUILD)/bench/allocbench
 # --format pprof (target/report/report_pprof.c): profile.proto encoded by
 # Debian's protobuf-c, the C code generated by protoc-c at build time and
 # libprotobuf-c linked statically (the board binary stays self-contained).
-# Cross builds unpack the target's libprotobuf-c-dev (selftest/cross-debs.sh);
+# Cross builds unpack the target's libprotobuf-c-dev (tools/cross-debs.sh);
 # when that fails, and for ARCH=i386, they are made without pprof
 # (MT_NO_PPROF), and --format says so.
 PB_GEN := $(BUILD)/gen
@@ -231,7 +234,7 @@ PPROF := yes
 else ifneq ($(CROSS_COMPILE),)
 ifneq ($(DEB_ARCH_$(ARCH)),)
 CROSS_PB := $(BUILD)/protobuf-c
-ifeq ($(shell selftest/cross-debs.sh $(CROSS_PB) $(DEB_ARCH_$(ARCH)) protobuf-c libprotobuf-c-dev && echo yes),yes)
+ifeq ($(shell tools/cross-debs.sh $(CROSS_PB) $(DEB_ARCH_$(ARCH)) protobuf-c libprotobuf-c-dev && echo yes),yes)
 PPROF := yes
 ALL_CFLAGS += -I$(CROSS_PB)/usr/include
 ALL_LDFLAGS += -L$(CROSS_PB)/usr/lib/$(CROSS_TRIPLE)
@@ -246,7 +249,7 @@ else
 ALL_CFLAGS += -DMT_NO_PPROF
 endif
 
-.PHONY: all deps check test demo bench bench-board fuzz install clean lint tests-build cross
+.PHONY: all deps check test demo bench bench-board fuzz install clean lint tests-build tests-build-tools cross
 
 ifeq ($(CROSS_COMPILE),)
 ifeq ($(ARCH),$(HOST_ARCH))
@@ -267,14 +270,14 @@ $(BUILD)/obj/%.o: %.c | $(CROSS_ZLIB) $(CROSS_IBERTY)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 ifeq ($(ARCH)-$(CROSS_COMPILE),x86_64-)
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_x86_64.c target/agent/payload/agent_core.inc.c target/heap/sample_draw.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h arch/agent_cpu_flags.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -nostdlib -static -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	objcopy -O binary $(BUILD)/agent/agent.elf $@
 else ifeq ($(ARCH)-$(CROSS_COMPILE),i386-)
 # i386: the same compiler with -m32, ld for elf_i386.
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload/agent_core.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload/agent_core.inc.c target/heap/sample_draw.h target/agent/payload/agent_x86.h target/agent/payload/agent.ld target/agent/agent_abi.h arch/agent_cpu_flags.h
 	@mkdir -p $(dir $@)
 	$(AGENT_CC) $(AGENT_I386_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	ld -m elf_i386 -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
@@ -282,9 +285,17 @@ $(BUILD)/agent/agent.bin: target/agent/payload/agent_i386.c target/agent/payload
 else ifeq ($(ARCH),aarch64)
 # aarch64: built with the cross compiler (clang and lld when there is no
 # aarch64-linux-gnu-gcc) or natively.
-$(BUILD)/agent/agent.bin: target/agent/payload/agent_aarch64.c target/agent/payload/agent_core.h target/agent/payload/agent.ld target/agent/agent_abi.h
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_aarch64.c target/agent/payload/agent_core.inc.c target/heap/sample_draw.h target/agent/payload/agent.ld target/agent/agent_abi.h arch/agent_cpu_flags.h
 	@mkdir -p $(dir $@)
 	$(AGENT_A64_CC) $(AGENT_A64_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
+	$(AGENT_A64_LD) -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
+	$(AGENT_A64_OBJCOPY) -O binary $(BUILD)/agent/agent.elf $@
+else ifeq ($(ARCH),arm)
+# arm: the cross compiler (clang and lld when there is no
+# arm-linux-gnueabihf-gcc) or natively, as for aarch64.
+$(BUILD)/agent/agent.bin: target/agent/payload/agent_arm.c target/agent/payload/agent_core.inc.c target/agent/payload/agent.ld target/agent/agent_abi.h arch/agent_cpu_flags.h
+	@mkdir -p $(dir $@)
+	$(AGENT_A64_CC) $(AGENT_ARM_CFLAGS) -c $< -o $(BUILD)/agent/agent.o
 	$(AGENT_A64_LD) -nostdlib -static -e agent_header -T target/agent/payload/agent.ld -o $(BUILD)/agent/agent.elf $(BUILD)/agent/agent.o
 	$(AGENT_A64_OBJCOPY) -O binary $(BUILD)/agent/agent.elf $@
 else
@@ -319,10 +330,10 @@ $(BUILD)/libmt.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/zlib/libz.a:
-	selftest/cross-zlib.sh $(BUILD)/zlib $(CC) $(ARCH_CFLAGS)
+	tools/cross-zlib.sh $(BUILD)/zlib $(CC) $(ARCH_CFLAGS)
 
 $(BUILD)/iberty/libiberty.a:
-	selftest/cross-iberty.sh $(BUILD)/iberty $(CC) $(ARCH_CFLAGS)
+	tools/cross-iberty.sh $(BUILD)/iberty $(CC) $(ARCH_CFLAGS)
 
 # Extra link flags for the tracer alone.  It stays a PIE (ASLR for a root
 # tool that parses hostile ELF, DWARF and wire input).
@@ -370,10 +381,13 @@ $(BENCH_BIN): bench/allocbench.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g $(ARCH_CFLAGS) -pthread -o $@ $<
 
-tests-build: $(BUILD)/memtrace $(BUILD)/memtrace-fs $(UNIT_BINS) $(PROG_BINS) $(BENCH_BIN)
+tests-build: tests-build-tools $(PROG_BINS) $(BENCH_BIN)
+# What make check needs of the sanitizer build: the traced programs and
+# the bench come from the release build (run-tests.sh's MT_RELEASE_BUILD).
+tests-build-tools: $(BUILD)/memtrace $(BUILD)/memtrace-fs $(UNIT_BINS)
 
 deps:
-	@ARCH=$(ARCH) selftest/install-deps.sh
+	@ARCH=$(ARCH) tools/install-deps.sh
 
 # The test command of the README.  Unit tests and the tracer itself run with
 # AddressSanitizer and UBSan; the same suite then checks the release build
@@ -381,12 +395,15 @@ deps:
 # A test skipped for a missing tool that install-deps.sh installs fails
 # instead: check installs them first, so such a skip is a broken install
 # step (selftest/run-tests.sh, MT_STRICT).  STRICT=0 only lists it.
+# The builds use every core (JOBS, default nproc): make check's 20 minutes
+# on 2 cores leave no room for a serial build.
 STRICT ?= 1
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(MAKE) all
-	$(MAKE) BUILD=$(ASAN_BUILD) SAN=1 OPT=-O1 tests-build
-	$(MAKE) tests-build
-	$(MAKE) cross
+	$(MAKE) -j$(JOBS) all
+	$(MAKE) -j$(JOBS) BUILD=$(ASAN_BUILD) SAN=1 OPT=-O1 tests-build-tools
+	$(MAKE) -j$(JOBS) tests-build
+	$(MAKE) -j$(JOBS) cross
 	MT_STRICT=$(STRICT) MT_BUILD=$(ASAN_BUILD) MT_RELEASE_BUILD=$(BUILD) selftest/run-tests.sh
 
 test: tests-build
@@ -399,6 +416,7 @@ demo: deps all $(BUILD)/selftest/demo
 bench: deps all $(BENCH_BIN)
 	bench/run-bench.sh $(BUILD)
 	bench/agent-bench.sh $(BUILD)
+	bench/scale-bench.sh $(BUILD)
 
 # memtrace's per-call cost on the arm64 and armhf boards (Debian's kernels
 # in qemu-system), against each board's own ptrace floor.
@@ -413,12 +431,13 @@ fuzz:
 	selftest/leakgen/fuzz.sh $(BUILD)/memtrace $(FUZZ_SECONDS)
 
 lint:
+	selftest/engine-boundary.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__x86_64__ --std=c11 target host-fs shared arch/x86_64.c arch/x86_insn.c arch/i386_patch.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr -I. -D__aarch64__ --std=c11 arch/aarch64.c arch/aarch64_insn.c arch/aarch64_patch.c selftest/cross
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c
+	    --inline-suppr -I. -D__arm__ --std=c11 arch/arm.c arch/arm_insn.c arch/thumb_insn.c arch/arm_patch.c
 	$(MAKE) $(PB_H)
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -I$(PB_GEN) -D_GNU_SOURCE
 	python3 selftest/include-cycles.py $(BUILD)
@@ -445,14 +464,22 @@ $(BUILD)/obj/shared/version.o $(BUILD)/host-obj/shared/version.o: $(BUILD)/gen/m
 $(BUILD)/obj/shared/version.o: ALL_CFLAGS += -I$(BUILD)/gen
 $(BUILD)/host-obj/shared/version.o: HOST_CFLAGS += -I$(BUILD)/gen
 # The HTML report's style and script (target/report/report_html.{css,js}),
-# as C string literals: one line of the file per line of the string.
+# as C string literals: one line of the file per line of the string.  And
+# for the page's Content-Security-Policy, the SHA-256 (base64) of each as
+# the page holds it: a newline, then every line ended by a newline.  Only
+# coreutils and awk (Essential in Debian): sha256sum's hex made bytes by
+# coreutils' printf (dash's has no \x).
 HTML_ASSETS := target/report/report_html.css target/report/report_html.js
 $(BUILD)/gen/report_html_assets.h: $(HTML_ASSETS) Makefile
 	@mkdir -p $(dir $@)
 	@{ for a in CSS:target/report/report_html.css JS:target/report/report_html.js; do \
 	    printf '#define REPORT_HTML_%s \\\n' "$${a%%:*}"; \
 	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n" \\/' "$${a#*:}"; \
-	    printf '    ""\n'; done; } >$@.new && mv $@.new $@
+	    printf '    ""\n'; \
+	    hex=$$({ echo; awk '{ print }' "$${a#*:}"; } | sha256sum | cut -c1-64 | sed 's/../\\x&/g') && \
+	    sum=$$(env printf "$$hex" | base64 -w0) && [ $${#sum} = 44 ] && \
+	    printf '#define REPORT_HTML_%s_SHA256 "%s"\n' "$${a%%:*}" "$$sum" || exit 1; \
+	    done; } >$@.new && mv $@.new $@
 $(BUILD)/obj/target/report/report_html.o: $(BUILD)/gen/report_html_assets.h
 $(BUILD)/obj/target/report/report_html.o: ALL_CFLAGS += -I$(BUILD)/gen
 

@@ -40,9 +40,10 @@ void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint
 
 /* The agent finds its thread's slot by TPIDR_EL0, which every thread may
  * read. */
-bool agent_cpu_ready(int pid, char *why, size_t whylen)
+bool agent_cpu_ready(int pid, uint32_t *cpu_flags, char *why, size_t whylen)
 {
     (void)pid, (void)why, (void)whylen;
+    *cpu_flags = 0;
     return true;
 }
 
@@ -162,3 +163,20 @@ struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t i
 }
 
 #endif
+
+/* arm64: ror x12 by #3, #13, #51, #61, then orr x10,x10,x10; the block
+ * at x4, the result in x3 (little-endian instruction words). */
+static const uint8_t client_request_code[] = {
+    0x8c, 0x0d, 0xcc, 0x93, 0x8c, 0x35, 0xcc, 0x93, 0x8c, 0xcd, 0xcc, 0x93,
+    0x8c, 0xf5, 0xcc, 0x93, 0x4a, 0x01, 0x0a, 0xaa,
+};
+
+const struct arch_client_request *arch_client_request(void)
+{
+    static const struct arch_client_request cr = {
+        client_request_code, sizeof(client_request_code), 16, 4, 8,
+    };
+    return &cr;
+}
+
+uint64_t arch_client_request_block(const struct arch_regs *regs) { return regs->user.regs[4]; }

@@ -90,9 +90,16 @@ typedef struct user_pt_regs arch_user_regs;
 /* Injected code (the system call gadget) is ARM-state code: word aligned. */
 #define ARCH_INJECT_ADDR(pc) ((pc) & ~(uint64_t)3)
 #define ARCH_HAS_BREAKPOINT_FOR 1
+/* Scratch pages go within this distance of their module (target/tracer/
+ * scratch.c): the agent's entry patch is one b.w (+-16 MiB) in Thumb code,
+ * one b (+-32 MiB) in ARM code, from anywhere in the module's text. */
+#define ARCH_SCRATCH_REACH (8ull << 20)
 /* Where no CFI covers a pc, the unwinder reads the EHABI tables
  * (target/unwind/exidx.h) and Thumb prologues. */
 #define ARCH_UNWIND_EXIDX 1
+/* The frame pointer the agent's unwind rows follow (target/agent/
+ * agent_rows.c): r7, Thumb-2's, not r11 (ARM code's, DWARF's FP here). */
+#define ARCH_AGENT_ROW_FP 7
 /* Thumb-state breakpoints, for a function whose symbol has bit 0 set: the
  * 16-bit udf the kernel treats as a breakpoint over a 16-bit instruction,
  * and its 32-bit Thumb-2 form over a 32-bit one (so the trap covers the
@@ -132,7 +139,7 @@ struct unwind_regs {
 
 /* Is the in-process agent (target/agent) the default engine on this CPU?
  * true where its agent is built and proven by the oracle tests (x86_64,
- * i386, aarch64 on the boards;
+ * i386, aarch64 and arm on the boards;
  * the agent still checks each process at run time, agent_supported, and
  * says why it falls back to breakpoints); false: breakpoints, silently. */
 bool arch_agent_default(void);
@@ -169,6 +176,25 @@ static inline struct arch_arg_slot arch_arg_slot(const struct arch_regs *regs, i
 #endif
 /* The integer return value at the caller's resumption point. */
 uint64_t arch_retval(const struct arch_regs *regs);
+
+/* Valgrind's client requests (valgrind.h, VALGRIND_DO_CLIENT_REQUEST_EXPR):
+ * a fixed "special instruction preamble" (rotations that add up to none)
+ * and then the request instruction, which valgrind's JIT recognises and
+ * a CPU runs as a no-op.  The request's argument block (words: the
+ * request code, then five arguments) is at the address in one register;
+ * the default result is in the result register already, and stays there.
+ * The tracer puts its breakpoint on the request instruction. */
+struct arch_client_request {
+    const uint8_t *code;    /* the preamble and the request instruction */
+    unsigned len;
+    unsigned insn_off;      /* where the request instruction starts */
+    unsigned insn_len;
+    unsigned word;          /* bytes per word of the argument block */
+};
+/* This CPU's sequence, or NULL where it is not handled (arm: see arm.c). */
+const struct arch_client_request *arch_client_request(void);
+/* The address of the argument block, at the request instruction. */
+uint64_t arch_client_request_block(const struct arch_regs *regs);
 
 /* The trap instruction and where the PC is reported after it traps. */
 extern const uint8_t arch_breakpoint_insn[ARCH_BREAKPOINT_LEN];

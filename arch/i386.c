@@ -44,9 +44,10 @@ void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint
 
 /* The agent finds its thread's slot by the TCB's self pointer at %gs:0,
  * which every thread may read. */
-bool agent_cpu_ready(int pid, char *why, size_t whylen)
+bool agent_cpu_ready(int pid, uint32_t *cpu_flags, char *why, size_t whylen)
 {
     (void)pid, (void)why, (void)whylen;
+    *cpu_flags = 0;
     return true;
 }
 
@@ -177,3 +178,19 @@ struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t i
 }
 
 #endif
+
+/* x86: roll $3, $13, $29, $19 of %edi, then xchgl %ebx,%ebx; the block
+ * (32-bit words) at %eax, the result in %edx. */
+static const uint8_t client_request_code[] = {
+    0xc1, 0xc7, 0x03, 0xc1, 0xc7, 0x0d, 0xc1, 0xc7, 0x1d, 0xc1, 0xc7, 0x13, 0x87, 0xdb,
+};
+
+const struct arch_client_request *arch_client_request(void)
+{
+    static const struct arch_client_request cr = {
+        client_request_code, sizeof(client_request_code), 12, 2, 4,
+    };
+    return &cr;
+}
+
+uint64_t arch_client_request_block(const struct arch_regs *regs) { return word(regs->user.eax); }

@@ -307,6 +307,12 @@ static struct decoded decode32(uint32_t hw1, uint32_t hw2, uint32_t pc)
 struct displace_plan thumb_displace(const uint8_t *code, size_t avail, uint32_t insn_addr,
                                     uint32_t slot_addr)
 {
+    return thumb_displace_to(code, avail, insn_addr, slot_addr, 0);
+}
+
+struct displace_plan thumb_displace_to(const uint8_t *code, size_t avail, uint32_t insn_addr,
+                                       uint32_t slot_addr, uint32_t next_pc)
+{
     if (avail < 2 || (insn_addr & 1) || (slot_addr & 3))
         return plan_of(DISPLACE_UNSUPPORTED, 2);
     uint32_t hw1 = (uint32_t)code[0] | (uint32_t)code[1] << 8;
@@ -315,8 +321,20 @@ struct displace_plan thumb_displace(const uint8_t *code, size_t avail, uint32_t 
         return plan_of(DISPLACE_UNSUPPORTED, len);
     uint32_t hw2 = len == 4 ? ((uint32_t)code[2] | (uint32_t)code[3] << 8) : 0;
     uint32_t pc = insn_addr + 4;
-    uint32_t next = (insn_addr + len) | 1u;
+    uint32_t next = next_pc ? next_pc | 1u : (insn_addr + len) | 1u;
     struct decoded d = len == 4 ? decode32(hw1, hw2, pc) : decode16(hw1, pc);
+    if (next_pc == THUMB_NEXT_INLINE) {
+        /* Only what runs unchanged and falls through: the bytes alone. */
+        struct displace_plan p = plan_of(d.how == HOW_COPY || d.how == HOW_NOP ? DISPLACE_OUT_OF_LINE
+                                                                              : DISPLACE_UNSUPPORTED,
+                                         len);
+        if (d.how == HOW_COPY) {
+            memcpy(p.slot_bytes, code, len);
+            p.slot_len = len;
+        }
+        p.slot_entry = 1;
+        return p;
+    }
 
     if (d.how == HOW_REFUSE)
         return plan_of(DISPLACE_UNSUPPORTED, len);

@@ -19,4 +19,15 @@ unsigned thumb_insn_len(uint16_t hw1);
 struct displace_plan thumb_displace(const uint8_t *code, size_t avail, uint32_t insn_addr,
                                     uint32_t slot_addr);
 
+/* The same, where the slot goes on at next_pc (the Thumb bit is added)
+ * instead of the instruction after it: the agent's entry patch moves two
+ * instructions, the first of which continues into the copy of the second
+ * (arch/arm_patch.c).  0: the instruction after it.  THUMB_NEXT_INLINE:
+ * an instruction that runs unchanged (or a nop) is given alone, to fall
+ * through into what follows it (slot_len 0 for a nop); anything else is
+ * refused. */
+#define THUMB_NEXT_INLINE 0xffffffffu
+struct displace_plan thumb_displace_to(const uint8_t *code, size_t avail, uint32_t insn_addr,
+                                       uint32_t slot_addr, uint32_t next_pc);
+
 #endif

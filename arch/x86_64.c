@@ -43,10 +43,12 @@ void agent_cpu_entry_regs(struct arch_regs *regs, uint64_t pc, uint64_t sp, uint
     regs->user.r9 = args[5];
 }
 
-/* The agent finds its thread's slot by the thread pointer, read with
- * rdfsbase: the kernel must allow it (AT_HWCAP2 bit 1). */
-bool agent_cpu_ready(int pid, char *why, size_t whylen)
+/* The agent finds its thread's slot by the thread pointer: read with
+ * rdfsbase where the kernel allows it (AT_HWCAP2 bit 1), else as the TCB's
+ * self pointer at %fs:0 (the payload's thread_key). */
+bool agent_cpu_ready(int pid, uint32_t *cpu_flags, char *why, size_t whylen)
 {
+    (void)why, (void)whylen;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -58,10 +60,7 @@ bool agent_cpu_ready(int pid, char *why, size_t whylen)
                 hwcap2 = av[1];
         close(fd);
     }
-    if (!(hwcap2 & 2)) {
-        snprintf(why, whylen, "the CPU or kernel does not allow rdfsbase (no FSGSBASE in AT_HWCAP2)");
-        return false;
-    }
+    *cpu_flags = (hwcap2 & 2) ? AGENT_CPU_RDFSBASE : 0;
     return true;
 }
 
@@ -199,3 +198,22 @@ struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t i
 }
 
 #endif
+
+/* amd64: rolq $3, $13, $61, $51 of %rdi, then xchgq %rbx,%rbx; the block
+ * at %rax, the result in %rdx.  (xchgq %rcx,%rcx, %rdx,%rdx and %rdi,%rdi
+ * after the same preamble are valgrind's other special instructions: not
+ * requests, left alone.) */
+static const uint8_t client_request_code[] = {
+    0x48, 0xc1, 0xc7, 0x03, 0x48, 0xc1, 0xc7, 0x0d, 0x48, 0xc1, 0xc7, 0x3d,
+    0x48, 0xc1, 0xc7, 0x33, 0x48, 0x87, 0xdb,
+};
+
+const struct arch_client_request *arch_client_request(void)
+{
+    static const struct arch_client_request cr = {
+        client_request_code, sizeof(client_request_code), 16, 3, 8,
+    };
+    return &cr;
+}
+
+uint64_t arch_client_request_block(const struct arch_regs *regs) { return regs->user.rax; }

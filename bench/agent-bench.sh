@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench, second part: the two engines side by side, per intercepted
 # call, in one run on one machine (issue 15):
-#   native, heaptrack, valgrind, memtrace --engine=ptrace, memtrace --engine=agent
+#   native, heaptrack, valgrind, memtrace --engine=ptrace, memtrace --engine=agent,
+#   and memtrace --engine=agent --sample 524288 (issue 35: always-on tracing)
 # on allocbench with 1 and 4 threads and on an interpreter workload (python3
 # with PYTHONMALLOC=malloc, so that every object goes through malloc), plus
 # the traced program's added RSS (its own VmHWM, read at its exit).
@@ -15,6 +16,8 @@
 # allocbench's own count of allocation calls (its last line, as in the rest
 # of make bench), and for python3 the allocation calls of memtrace's report
 # (allocs; frees not counted either) minus those of the interpreter's start.
+# Last, the size of a --record file of the python3 workload with and
+# without --sample 524288.
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,7 +67,9 @@ head -c 2 "$PYTHON" | grep -q '#!' && { echo "agent-bench: $PYTHON is a script, 
 tools=(native)
 have heaptrack && tools+=(heaptrack)
 have valgrind && tools+=(valgrind)
-tools+=(ptrace agent)
+tools+=(ptrace agent sample)
+SAMPLE=${AGENT_BENCH_SAMPLE:-524288}
+memtraced() { case $1 in ptrace|agent|sample) return 0 ;; esac; return 1; }
 
 run_tool() { # tool cmd... -> wall µs
     local tool=$1; shift
@@ -73,6 +78,7 @@ run_tool() { # tool cmd... -> wall µs
         heaptrack) wall_us heaptrack -o "$TMP/ht" "$@"; rm -f "$TMP"/ht* ;;
         valgrind) wall_us valgrind -q --run-libc-freeres=no "$@" ;;
         ptrace|agent) wall_us "$MEMTRACE" -q --engine=$tool -j -o "$TMP/$tool.json" "$@" ;;
+        sample) wall_us "$MEMTRACE" -q --engine=agent --sample "$SAMPLE" -j -o "$TMP/$tool.json" "$@" ;;
     esac
 }
 
@@ -99,7 +105,7 @@ for ((r = 0; r < REPS; r++)); do
             S[$i,$tool]+=" $(run_tool "$tool" $(cmd_of $i $tool startup))"
             h0=$(awk '/allocations:/ {print $2; exit}' "$TMP/out")
             a0=0
-            if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
+            if [ $i = 2 ] && memtraced "$tool"; then
                 a0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heap"]["allocs"])' "$TMP/$tool.json")
             fi
             # shellcheck disable=SC2046
@@ -117,7 +123,7 @@ for ((r = 0; r < REPS; r++)); do
                 h1=$(awk '/allocations:/ {print $2; exit}' "$TMP/out")
                 HT_SEEN[$i]=$(( ${h1:-0} - ${h0:-0} ))
             fi
-            if [ $i = 2 ] && { [ "$tool" = agent ] || [ "$tool" = ptrace ]; }; then
+            if [ $i = 2 ] && memtraced "$tool"; then
                 # the interpreter's own start allocates too: the work's calls only
                 a1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["heap"]["allocs"])' "$TMP/$tool.json")
                 CALLS[2,$tool]=$((a1 - a0))
@@ -126,17 +132,17 @@ for ((r = 0; r < REPS; r++)); do
     done
 done
 for tool in "${tools[@]}"; do
-    [ "$tool" = ptrace ] || [ "$tool" = agent ] || CALLS[2,$tool]=${CALLS[2,agent]}
+    memtraced "$tool" || CALLS[2,$tool]=${CALLS[2,agent]}
 done
 
 echo
 echo "== engines side by side (µs per allocation call over native; $REPS runs, medians) =="
 echo "machine: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "interpreter: $PYTHON ($("$PYTHON" --version 2>&1))"
-echo "engines: column ptrace = memtrace --engine=ptrace (breakpoints; a tenth of the work), column agent = memtrace --engine=agent"
+echo "engines: column ptrace = memtrace --engine=ptrace (breakpoints; a tenth of the work), column agent = memtrace --engine=agent, column sample = memtrace --engine=agent --sample $SAMPLE"
 printf '%-30s %12s' workload "native (s)"
 for tool in "${tools[@]}"; do [ "$tool" = native ] || printf ' %18s' "$tool"; done
-printf ' %s\n' "agent < heaptrack?"
+printf ' %s\n' "agent < heaptrack?  sample <= 0.05 µs?"
 for i in 0 1 2; do
     printf '%-30s %12s' "${rows[$i]}" "$(calc "$(median ${T[$i,native]}) / 1e6" 3)"
     declare -A pc=()
@@ -150,10 +156,11 @@ for i in 0 1 2; do
         printf ' %18s' "${pc[$tool]} ($local_calls)"
     done
     if [ -n "${pc[heaptrack]:-}" ]; then
-        printf ' %s\n' "$(awk "BEGIN { print (${pc[agent]} < ${pc[heaptrack]}) ? \"met\" : \"MISSED\" }")"
+        printf ' %-18s' "$(awk "BEGIN { print (${pc[agent]} < ${pc[heaptrack]}) ? \"met\" : \"MISSED\" }")"
     else
-        printf ' %s\n' "n/a (no heaptrack)"
+        printf ' %-18s' "n/a (no heaptrack)"
     fi
+    printf ' %s\n' "$(awk "BEGIN { print (${pc[sample]} <= 0.05) ? \"met\" : \"MISSED\" }")"
 done
 echo "(µs per allocation call, startup taken out; in brackets the calls measured)"
 for i in 0 1 2; do
@@ -169,4 +176,17 @@ for tool in "${tools[@]}"; do
     [ "$tool" = native ] && continue
     [ -n "${HWM[$tool]:-}" ] || continue
     printf '  %-10s +%s KiB (native %s KiB)\n' "$tool" "$(calc "$(median ${HWM[$tool]}) - $nat_h" 0)" "$nat_h"
+done
+
+# --record with and without --sample: the same python3 workload, the file's size.
+echo
+echo "--record of the python3 workload ($PYN iterations), file size:"
+for mode in exact sample; do
+    extra=()
+    [ $mode = sample ] && extra=(--sample "$SAMPLE")
+    rm -f "$TMP/rec.mt"
+    wall=$(wall_us "$MEMTRACE" -q --engine=agent "${extra[@]}" --record "$TMP/rec.mt" -o /dev/null \
+        "$PYTHON" "$TMP/work.py" "$PYN")
+    printf '  %-7s %9s bytes in %s s (%s bytes/s)\n' "$mode" "$(stat -c %s "$TMP/rec.mt")" \
+        "$(calc "$wall / 1e6" 2)" "$(calc "$(stat -c %s "$TMP/rec.mt") / ($wall / 1e6)" 0)"
 done

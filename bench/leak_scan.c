@@ -97,7 +97,7 @@ int main(int argc, char **argv)
     }
     struct heap_block *blocks = calloc((size_t)n, sizeof(*blocks));
     for (long i = 0; i < n; i++)
-        blocks[i] = (struct heap_block){addrs[i], 64, 1, ALLOC_MALLOC, 0};
+        blocks[i] = (struct heap_block){addrs[i], 64, 1, ALLOC_MALLOC, 0, 0};
     qsort(blocks, (size_t)n, sizeof(*blocks), cmp_block);
 
     struct timespec t0, t1, c0, c1;

@@ -1,13 +1,13 @@
 /* memtrace-fs reads build-ids with the target's own ELF reader
- * (target/elf): one set of rules for notes in both programs. */
+ * (shared/elf): one set of rules for notes in both programs. */
 #include "host-fs/elf_build_id.h"
 
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "target/elf/elf_file.h"
-#include "target/files/byte_source.h"
+#include "shared/elf/elf_file.h"
+#include "shared/files/byte_source.h"
 
 static struct elf_file *open_fd(int fd, uint64_t file_size)
 {

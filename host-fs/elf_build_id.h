@@ -1,4 +1,4 @@
-/* The GNU build-id of an ELF file, read by range with target/elf's reader,
+/* The GNU build-id of an ELF file, read by range with shared/elf's reader,
  * so the open reply can carry it and the target can check a file before
  * reading it. */
 #ifndef MTFS_ELF_BUILD_ID_H

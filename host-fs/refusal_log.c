@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "host-fs/log_escape.h"
 #include "shared/log.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -46,7 +47,9 @@ void refusal_log(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof(line), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): va_start is just above
     va_end(ap);
-    mt_warn("%s", line);
+    /* the line holds what the peer sent (a path, a name): escaped */
+    char safe[LOG_ESCAPE_MAX + 1];
+    mt_warn("%s", log_escape(safe, sizeof(safe), line));
     pthread_mutex_unlock(&lock);
 }
 

@@ -10,7 +10,8 @@
 #define REFUSAL_LOG_BURST 20
 #define REFUSAL_LOG_WINDOW_S 10
 
-/* A warning line, unless the budget of this window is spent. */
+/* A warning line, unless the budget of this window is spent; every byte
+ * outside printable ASCII is written as \xNN (log_escape.h). */
 void refusal_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the count of suppressed lines now, if any (at exit). */
 void refusal_log_flush(void);

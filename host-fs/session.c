@@ -10,6 +10,7 @@
 
 #include "host-fs/clients.h"
 #include "host-fs/elf_build_id.h"
+#include "host-fs/log_escape.h"
 #include "host-fs/refusal_log.h"
 #include "shared/log.h"
 #include "shared/wire.h"
@@ -175,7 +176,8 @@ static void serve_loop(struct session *s)
         return;
     }
     clients_set_rank(s->ticket, CLIENT_HELLO);
-    mt_info("%s: connected (%s)", s->peer, peer_name);
+    char safe_name[LOG_ESCAPE_MAX + 1];
+    mt_info("%s: connected (%s)", s->peer, log_escape(safe_name, sizeof(safe_name), peer_name));
     for (;;) {
         if (wait_request(s) < 0)
             return;

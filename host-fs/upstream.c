@@ -24,7 +24,12 @@
 #include "shared/xalloc.h"
 
 #define ID_MAX 64
-#define FETCH_DIR ".fetch" /* libdebuginfod's own cache, emptied after each fetch */
+/* libdebuginfod's own cache: it makes a directory per build-id there (the
+ * file, or an empty one that says "not found upstream").  Each is removed
+ * when its fetch ends, whatever the end, so at most IN_FLIGHT_MAX exist at
+ * a time; those left by a memtrace-fs that was killed go at the start; and
+ * eviction counts the bytes of those in flight. */
+#define FETCH_DIR ".fetch"
 
 static bool enabled;
 static int cache_fd = -1;             /* O_PATH of the cache directory */
@@ -78,6 +83,99 @@ static int make_dirs(const char *path)
                 return 0;
         }
     }
+}
+
+/* Removes entry name of dir_fd: a file, or a directory and the files in
+ * it (libdebuginfod puts nothing deeper there; a deeper directory is
+ * removed when empty).  0 or -errno. */
+static int remove_entry(int dir_fd, const char *name)
+{
+    int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOTDIR && errno != ELOOP)
+            return -errno;
+        return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return -errno;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            unlinkat(fd, e->d_name, 0) < 0 && errno == EISDIR)
+            unlinkat(fd, e->d_name, AT_REMOVEDIR);
+    closedir(d);
+    return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+/* An fd of the cache's FETCH_DIR, or -1. */
+static int open_fetch_dir(void)
+{
+    return openat(cache_fd, FETCH_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Every per-build-id directory of FETCH_DIR (a killed memtrace-fs leaves
+ * its fetches in flight), before any fetch starts; libdebuginfod's own
+ * settings files there stay. */
+static void sweep_fetch_dir(void)
+{
+    int fd = open_fetch_dir();
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+            remove_entry(fd, e->d_name);
+    }
+    closedir(d);
+}
+
+/* The bytes under FETCH_DIR: its files and those of its directories. */
+static uint64_t fetch_dir_bytes(void)
+{
+    int fd = open_fetch_dir();
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            total += (uint64_t)st.st_size;
+            continue;
+        }
+        int sub = S_ISDIR(st.st_mode) ? openat(fd, e->d_name, O_RDONLY | O_DIRECTORY |
+                                                                  O_NOFOLLOW | O_CLOEXEC)
+                                      : -1;
+        DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+        if (!sd) {
+            if (sub >= 0)
+                close(sub);
+            continue;
+        }
+        struct dirent *f;
+        while ((f = readdir(sd)))
+            if (fstatat(sub, f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                total += (uint64_t)st.st_size;
+        closedir(sd);
+    }
+    closedir(d);
+    return total;
 }
 
 static const char *default_cache_dir(char *buf, size_t len)
@@ -145,6 +243,7 @@ int upstream_configure(const char *const *urls, int n, const char *cache_dir,
         return -1;
     }
     snprintf(cache_path, sizeof(cache_path), "%s", cache_dir);
+    sweep_fetch_dir();
     cache_limit = cache_size ? cache_size : UPSTREAM_DEFAULT_CACHE_SIZE;
     /* libdebuginfod reads its settings from the environment, at each
      * query: set here, before any thread. */
@@ -182,7 +281,7 @@ static int open_cached(const char *name)
 }
 
 /* Removes the least recently used files until the cache holds at most
- * limit bytes; keep is never removed. */
+ * limit bytes, the fetches in flight counted; keep is never removed. */
 static void evict(const char *keep)
 {
     int dfd = openat(cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -192,8 +291,9 @@ static void evict(const char *keep)
             close(dfd);
         return;
     }
+    uint64_t in_flight_bytes = fetch_dir_bytes();
     for (;;) {
-        uint64_t total = 0;
+        uint64_t total = in_flight_bytes;
         char oldest[NAME_MAX + 1] = "";
         struct timespec oldest_t = {0, 0};
         rewinddir(d);
@@ -270,15 +370,21 @@ static int fetch(const uint8_t *id, size_t len, bool debuginfo, const char *name
     int fd = debuginfo ? debuginfod_find_debuginfo(cl, id, (int)len, &path)
                        : debuginfod_find_executable(cl, id, (int)len, &path);
     debuginfod_end(cl);
-    if (fd < 0) {
-        free(path);
+    /* libdebuginfod's directory for this build-id (its copy, or its note
+     * of a miss) is ours to forget: the fd, if any, keeps the file. */
+    free(path);
+    char hex[2 * ID_MAX + 1];
+    build_id_hex(hex, sizeof(hex), id, len);
+    int fetch_fd = open_fetch_dir();
+    if (fetch_fd >= 0) {
+        int r = remove_entry(fetch_fd, hex);
+        if (r < 0 && r != -ENOENT)
+            mt_warn("upstream cache %s: cannot remove %s/%s: %s", cache_path, FETCH_DIR, hex,
+                    strerror(-r));
+        close(fetch_fd);
+    }
+    if (fd < 0)
         return fd == -ENOENT ? -ENOENT : fd;
-    }
-    /* libdebuginfod's copy is ours to check and then forget. */
-    if (path) {
-        unlink(path);
-        free(path);
-    }
     struct stat st;
     uint8_t got[ID_MAX];
     const char *why = NULL;
@@ -312,6 +418,14 @@ static int store(int fd, const char *name)
     return 0;
 }
 
+/* Names of one build-id ("ID.debug", "ID.exe"): their fetches share
+ * libdebuginfod's directory of that build-id, so they run one at a time. */
+static bool same_build_id(const char *a, const char *b)
+{
+    size_t n = strcspn(a, ".");
+    return n == strcspn(b, ".") && memcmp(a, b, n) == 0;
+}
+
 static int flight_slot(const char *name, bool *busy)
 {
     int free_slot = -1;
@@ -320,7 +434,7 @@ static int flight_slot(const char *name, bool *busy)
         if (in_flight[i][0] == 0) {
             if (free_slot < 0)
                 free_slot = i;
-        } else if (strcmp(in_flight[i], name) == 0) {
+        } else if (same_build_id(in_flight[i], name)) {
             *busy = true;
             return i;
         }

@@ -3,7 +3,7 @@
 #
 #   selftest/run-tests.sh [PATTERN...]     only tests whose name contains a PATTERN
 #   MT_STRICT=1 selftest/run-tests.sh      a skip for a missing tool that
-#                                          selftest/install-deps.sh installs
+#                                          tools/install-deps.sh installs
 #                                          (reason "missing tool: ...") fails
 #
 # Unit tests are the binaries $MT_BUILD/unit/test_*; integration tests are the
@@ -11,10 +11,9 @@
 # (and says why on its last line), and fails otherwise.  Each test gets its own
 # scratch directory in $MT_TMP, removed when it passes.
 #
-# Two lanes: the long tests that neither measure time nor mind a busy second
-# core (the boards' qemu, leak_corpus's oracles, the fuzzers) run one after
-# another beside the others, so that make check keeps within its 15 minutes
-# on 2 cores.  MT_SERIAL=1 runs everything in one lane.
+# Tests run side by side, a pool of MT_JOBS (default: cores + 1), so that
+# make check keeps within its 20 minutes on 2 cores; no test measures time,
+# and each passes with other work beside it.  MT_SERIAL=1 runs one at a time.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -46,6 +45,11 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 
 tmproot=$(mktemp -d /tmp/memtrace-tests.XXXXXX)
 trap 'rm -rf "$tmproot"' EXIT
+# What a test's oracle computed that depends only on the test's inputs
+# (leak_corpus's memcheck and LSan figures) is kept here for the run, so
+# that NAME@ptrace reruns memtrace and not the oracles.
+export MT_ORACLE_CACHE=$tmproot/oracle-cache
+mkdir -p "$MT_ORACLE_CACHE"
 
 results=$tmproot/results
 : >"$results"
@@ -60,15 +64,34 @@ matches() {
     return 1
 }
 
+# CPU seconds (user + system) of this shell's waited-for children so far,
+# into variable $1.  `times` runs in this shell, not in a $(...) subshell,
+# which would count only its own children.
+children_cpu() {
+    local f=$tmproot/times.$BASHPID
+    times >"$f"
+    printf -v "$1" '%s' "$(awk 'NR == 2 {
+        n = 0
+        for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] }
+        printf "%.1f", n }' "$f")"
+}
+
+# MT_TIMES=FILE: a line per test, "NAME WALL_S CPU_S", for balancing the
+# pool (a test that mostly waits can share a core; one that computes not).
 run_one() {
     local name=$1; shift
     matches "$name" || return 0
     local dir="$tmproot/$name"
     mkdir -p "$dir"
-    local start=$SECONDS
+    local start=$SECONDS cpu0 cpu1
+    children_cpu cpu0
     MT_TMP="$dir" timeout -k 10 "$TEST_TIMEOUT" "$@" >"$dir/log" 2>&1 </dev/null
     local rc=$?
     local took=$((SECONDS - start))
+    if [ -n "${MT_TIMES:-}" ]; then
+        children_cpu cpu1
+        echo "$name $took $(awk -v a="$cpu1" -v b="$cpu0" 'BEGIN {printf "%.1f", a - b}')" >>"$MT_TIMES"
+    fi
     if [ $rc -eq 0 ]; then
         echo "P $name" >>"$results"; echo "PASS $name (${took}s)"
     elif [ $rc -eq 77 ] && [ -n "$STRICT" ] && tail -n 1 "$dir/log" | grep -q '^missing tool:'; then
@@ -84,11 +107,15 @@ run_one() {
     fi
 }
 
-LANE2=(leak_corpus board_armhf board_aarch64 fuzz_short)
-in_lane2() {
-    [ "${MT_SERIAL:-0}" = 1 ] && return 1
+# The tests that take longest, started first (selftest/run-tests.sh's pool).
+LONGEST=(leak_corpus board_armhf board_aarch64 fuzz_short agent_engines rely_hostile_attach
+         intercept_allocator_jemalloc intercept_allocator_tcmalloc intercept_exceptions
+         engine_valgrind_counts arch_cross_displace ship_deb ship_deb_cross
+         intercept_allocator_mimalloc rely_slow_host arch_cross_unwind addr2line_inlines
+         flow_stress corpus_interpreters corpus_tools corpus_redis corpus_nginx proc_many_shell)
+is_longest() {
     local t
-    for t in "${LANE2[@]}"; do [ "$t" = "$1" ] && return 0; done
+    for t in "${LONGEST[@]}"; do [ "$t" = "$1" ] && return 0; done
     return 1
 }
 
@@ -99,10 +126,12 @@ in_lane2() {
 # the engines themselves (agent_engines, agent_fork) or are about one
 # engine (agent_sigkill; rely_sigkill: the breakpoint engine's guardian)
 # pin it.
-TWICE=(engine_valgrind_counts engine_attach_detach engine_exec engine_exit_status
+TWICE=(engine_valgrind_counts engine_attach_detach engine_attach_namespace engine_exec engine_exit_status
+       stacks_sigaltstack engine_signal_mask
        leak_valgrind leak_threads leak_flags leak_corpus misuse_valgrind
        unwind_gdb unwind_vs_gdb stacks_inline_gdb
-       proc_fork proc_fork_open proc_threads proc_churn_scan proc_signals 'intercept_*')
+       proc_fork proc_fork_open proc_vfork_exit proc_threads proc_churn_scan proc_signals 'intercept_*'
+       golden_report rss_parts 'heaps_*')
 AGENT_DEFAULT=
 "$MEMTRACE" -q -j -o "$tmproot/engine.json" /bin/true >/dev/null 2>&1 &&
     grep -q '"engine": "agent"' "$tmproot/engine.json" && AGENT_DEFAULT=1
@@ -122,30 +151,61 @@ run_script() {
 }
 
 PATTERNS=("$@")
-lane2_pid=
-if [ "${MT_SERIAL:-0}" != 1 ]; then
-    (
-        # Heavy, not hung: they share the CPU with the other lane.
-        TEST_TIMEOUT=$((TEST_TIMEOUT * 2))
-        for name in "${LANE2[@]}"; do
-            [ -f "selftest/tests/$name.sh" ] && run_script "$name"
-        done
-    ) >"$tmproot/lane2.out" 2>&1 &
-    lane2_pid=$!
-fi
+# A pool of MT_JOBS tests at once (default: one more than the cores, since
+# most tests wait on their traced programs more than they compute), the
+# longest first so that none is left running alone at the end.  A test's
+# lines are printed whole when it ends.  MT_SERIAL=1 runs one at a time,
+# in this order.
+JOBS=${MT_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
+[ "${MT_SERIAL:-0}" = 1 ] && JOBS=1
+queue=()
+# The two boards' qemu-system guests take one after another: side by side
+# each would take twice as long to boot and the rest of the pool would starve.
+boards=()
+for name in "${LONGEST[@]}"; do
+    [ -f "selftest/tests/$name.sh" ] || continue
+    if [[ $name == board_* ]]; then boards+=("$name"); else queue+=("script:$name"); fi
+done
+[ ${#boards[@]} -gt 0 ] && queue=("script:${boards[*]}" "${queue[@]}")
 for bin in "$MT_BUILD"/unit/test_*; do
-    [ -x "$bin" ] || continue
-    run_one "unit/$(basename "$bin")" "$ROOT/$bin"
+    [ -x "$bin" ] && queue+=("unit:$bin")
 done
 for script in selftest/tests/*.sh; do
     [ -f "$script" ] || continue
-    in_lane2 "$(basename "$script" .sh)" && continue
-    run_script "$(basename "$script" .sh)"
+    is_longest "$(basename "$script" .sh)" || queue+=("script:$(basename "$script" .sh)")
 done
-if [ -n "$lane2_pid" ]; then
-    wait "$lane2_pid"
-    cat "$tmproot/lane2.out"
-fi
+
+run_entry() {
+    case $1 in
+    unit:*) run_one "unit/$(basename "${1#unit:}")" "$ROOT/${1#unit:}" ;;
+    script:*)
+        local name base=$TEST_TIMEOUT
+        for name in ${1#script:}; do
+            # Heavy, not hung: they share the CPU with the rest of the pool.
+            TEST_TIMEOUT=$base
+            is_longest "$name" && TEST_TIMEOUT=$((base * 2))
+            # A board's guest has its own limit (board_common.bash) for a
+            # hang; the test around it must outlast it.
+            [[ $name == board_* ]] && TEST_TIMEOUT=$((base * 4))
+            run_script "$name"
+        done ;;
+    esac
+}
+
+running=0 n=0
+for entry in "${queue[@]}"; do
+    if [ "$running" -ge "$JOBS" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    n=$((n + 1))
+    (
+        run_entry "$entry" >"$tmproot/out.$n" 2>&1
+        flock "$tmproot/print.lock" cat "$tmproot/out.$n"
+    ) &
+    running=$((running + 1))
+done
+wait
 
 passed=$(grep -c '^P ' "$results")
 failed=$(grep -c '^F ' "$results")

@@ -1,4 +1,5 @@
 #include "shared/log.h"
+#include "shared/text_escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,11 @@ void log_set_program(const char *name) { log_program = name; }
 
 static void log_line(const char *kind, const char *fmt, va_list ap)
 {
-    char line[1024];
-    vsnprintf(line, sizeof(line), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): the callers va_start it
+    char raw[1024], line[4 * sizeof(raw)];
+    vsnprintf(raw, sizeof(raw), fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized): the callers va_start it
+    /* Messages name paths and names a traced program or a peer chose:
+     * escaped, so that a line stays one line and leaves the terminal be. */
+    text_escape_buf(line, sizeof(line), raw);
     if (kind)
         fprintf(stderr, "%s: %s: %s\n", log_program, kind, line);
     else

@@ -8,25 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shared/log.h"
 #include "shared/wire_tls.h"
 #include "shared/version.h"
-#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/files/provider.h"
 #include "target/net/debuginfod.h"
 #include "target/net/remote.h"
+#include "target/heap/sample_draw.h"
 #include "target/heap/timeline.h"
 #include "target/record/record.h"
 #include "target/session/session.h"
 #include "target/symbols/addr2line.h"
 #include "target/tracer/guardian.h"
+#include "target/tracer/intercept.h"
 
 #define NET_TIMEOUT_MS 5000
 #define LISTEN_TIMEOUT_MS 120000
 #define MDNS_TIMEOUT_MS 2000
+/* Stacks the text report lists by default: a program with many distinct
+ * call paths (131,072 in bench/many_paths.c) would otherwise get a report
+ * of hundreds of MB.  heaptrack_print lists 10 per section, ms_print its
+ * snapshots' biggest. */
+#define TEXT_LIMIT_DEFAULT 100
 
 static bool str_ends_with(const char *s, const char *suffix)
 {
@@ -54,6 +61,14 @@ static void usage(FILE *out)
           "                         (pprof: not in this build, made without protobuf-c)\n"
 #endif
           "  -d, --depth N          frames kept per allocation (default 20)\n"
+          "  -n, --top N            stacks listed in the text report (default 100; 0:\n"
+          "                         all); one line sums up the rest.  JSON and the\n"
+          "                         other formats keep every stack\n"
+          "      --sample BYTES     keep the stack of a sample of the allocations, one\n"
+          "                         per BYTES allocated on average (a Poisson sample by\n"
+          "                         bytes, as tcmalloc's; 524288 for always-on tracing):\n"
+          "                         totals, blocks and leaks stay exact, per-stack\n"
+          "                         figures are estimates; $MEMTRACE_SAMPLE_SEED seeds it\n"
           "      --check            remember freed blocks (with their stacks) so that a\n"
           "                         double free names where the block was freed; costs\n"
           "                         a stack capture per free\n"
@@ -85,10 +100,20 @@ static void usage(FILE *out)
           "                         used) or ptrace (breakpoints; the default on\n"
           "                         arm); also\n"
           "                         $MEMTRACE_ENGINE\n"
+          "      --alloc-fn NAME=KIND  the program's own function NAME (in the\n"
+          "                         executable or any library) allocates like KIND:\n"
+          "                         malloc, calloc, realloc, free or aligned\n"
+          "                         ((alignment, size)); repeatable.  Its\n"
+          "                         blocks are a family of their own (given to free():\n"
+          "                         mismatched); the malloc it calls is not counted\n"
           "      --record FILE      write the heap over time to FILE: totals at least every\n"
           "                         interval and the stacks that changed (bounded size)\n"
           "      --record-interval MS  sample spacing for --record and charts (default 100)\n"
           "      --record-max MIB   size bound of the --record file (default 64)\n"
+          "      --snapshot-rss MIB a report file (the report's format and directory,\n"
+          "                         named after the pid and the time) when RSS first\n"
+          "                         reaches MIB, and at each further 10%\n"
+          "      --snapshot-peak    a report file at each new heap peak (one a second)\n"
           "      --replay FILE      the report of a recording instead of tracing (as at\n"
           "                         its end; with --format, -o, -d)\n"
           "      --at SECONDS       with --replay: the report at that time since the start\n"
@@ -112,20 +137,26 @@ static void usage(FILE *out)
 static void print_version(void)
 {
     version_print(stdout, "memtrace", ARCH_NAME);
-    printf("engines: ptrace%s\n", agent_engine_built() ? ", agent" : "");
+    fputs("engines:", stdout);
+    for (int e = 0, n = 0; e < ENGINE_COUNT; e++)
+        if (engine_built((enum tracer_engine)e))
+            printf("%s %s", n++ ? "," : "", engine_ops_of((enum tracer_engine)e)->name);
+    putchar('\n');
     printf("cpus: %s\n", ARCH_NAME);
     printf("console: %s\n", console_line_reader());
 }
 
 enum { OPT_SYSROOT = 256, OPT_ADDR2LINE, OPT_FORMAT, OPT_LEAK_EXITCODE, OPT_SUPPRESSIONS, OPT_CHECK,
-       OPT_ADDRESSES, OPT_KEY, OPT_ENGINE, OPT_RECORD, OPT_RECORD_INTERVAL, OPT_RECORD_MAX,
-       OPT_REPLAY, OPT_AT, OPT_DIFF, OPT_DEBUGINFOD };
+       OPT_ADDRESSES, OPT_KEY, OPT_ENGINE, OPT_ALLOC_FN, OPT_RECORD, OPT_RECORD_INTERVAL, OPT_RECORD_MAX,
+       OPT_REPLAY, OPT_AT, OPT_DIFF, OPT_DEBUGINFOD, OPT_SNAPSHOT_RSS, OPT_SNAPSHOT_PEAK, OPT_SAMPLE };
 
 struct cli {
     pid_t pid;
     const char *output;
     enum report_format format;
     unsigned depth;
+    size_t text_limit;      /* -n: stacks listed in the text report; 0: all */
+    uint64_t sample_bytes;  /* --sample; 0: every stack */
     bool quiet;
     bool console;
     bool addr2line;
@@ -148,6 +179,8 @@ struct cli {
     unsigned long record_max_mib; /* --record-max MIB */
     double at, from, to;    /* --at, --diff */
     unsigned record_ms;     /* --record-interval MS */
+    unsigned long snapshot_rss_mib; /* --snapshot-rss MIB */
+    bool snapshot_peak;     /* --snapshot-peak */
     bool depth_given, at_given, diff;
 };
 
@@ -174,6 +207,24 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
     return true;
 }
 
+/* --sample's seed: $MEMTRACE_SAMPLE_SEED (tests repeat a run), else the
+ * clock and the pid. */
+static uint64_t sample_seed(void)
+{
+    const char *env = getenv("MEMTRACE_SAMPLE_SEED");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 0);
+        if (!errno && !*end)
+            return v;
+        mt_warn("MEMTRACE_SAMPLE_SEED: not a number (%s); a seed from the clock instead", env);
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ ((uint64_t)getpid() << 16);
+}
+
 static int parse_cli(int argc, char **argv, struct cli *cli)
 {
     static const struct option longopts[] = {
@@ -182,6 +233,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"depth", required_argument, NULL, 'd'},
+        {"top", required_argument, NULL, 'n'},
         {"console", no_argument, NULL, 'C'},
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"connect", required_argument, NULL, 'c'},
@@ -193,15 +245,19 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         {"inlines", no_argument, NULL, 'i'},
         {"addresses", no_argument, NULL, OPT_ADDRESSES},
         {"check", no_argument, NULL, OPT_CHECK},
+        {"sample", required_argument, NULL, OPT_SAMPLE},
         {"follow-fork", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"autoscan", no_argument, NULL, 'a'},
         {"leak-exitcode", required_argument, NULL, OPT_LEAK_EXITCODE},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
         {"engine", required_argument, NULL, OPT_ENGINE},
+        {"alloc-fn", required_argument, NULL, OPT_ALLOC_FN},
         {"record", required_argument, NULL, OPT_RECORD},
         {"record-interval", required_argument, NULL, OPT_RECORD_INTERVAL},
         {"record-max", required_argument, NULL, OPT_RECORD_MAX},
+        {"snapshot-rss", required_argument, NULL, OPT_SNAPSHOT_RSS},
+        {"snapshot-peak", no_argument, NULL, OPT_SNAPSHOT_PEAK},
         {"replay", required_argument, NULL, OPT_REPLAY},
         {"at", required_argument, NULL, OPT_AT},
         {"diff", required_argument, NULL, OPT_DIFF},
@@ -211,7 +267,7 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
     };
     int c;
     unsigned long v;
-    while ((c = getopt_long(argc, argv, "+p:o:jd:fCc:l:mqahVi", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+p:o:jd:n:fCc:l:mqahVi", longopts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!parse_uint(optarg, 0x7fffffff, &v) || v == 0) {
@@ -242,6 +298,13 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             cli->depth = (unsigned)v;
             cli->depth_given = true;
             break;
+        case 'n':
+            if (!parse_uint(optarg, 0xffffffff, &v)) {
+                mt_error("-n: a number of stacks (0: all), not %s", optarg);
+                return -1;
+            }
+            cli->text_limit = v;
+            break;
         case 'C': cli->console = true; break;
         case OPT_SYSROOT:
             if (cli->nsysroots == FILE_LOCATOR_MAX - 2) {
@@ -265,6 +328,20 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
         case 'i': cli->inlines = true; break;
         case OPT_ADDRESSES: cli->addresses = true; break;
         case OPT_CHECK: cli->check = true; break;
+        case OPT_SAMPLE:
+        {
+            /* 64-bit on every CPU (unsigned long is 32-bit on i386) */
+            char *end;
+            errno = 0;
+            unsigned long long b = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || b == 0 || b > SAMPLE_BYTES_MAX) {
+                mt_error("--sample: mean bytes between samples, 1 to %llu, not %s",
+                         (unsigned long long)SAMPLE_BYTES_MAX, optarg);
+                return -1;
+            }
+            cli->sample_bytes = b;
+            break;
+        }
         case 'f': cli->follow_fork = true; break;
         case 'q': cli->quiet = true; break;
         case 'a': cli->leak.autoscan = true; break;
@@ -277,6 +354,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             break;
         case OPT_SUPPRESSIONS: cli->leak.suppressions = optarg; break;
         case OPT_ENGINE: cli->engine = optarg; break;
+        case OPT_ALLOC_FN: {
+            char why[160];
+            if (intercept_add_named(optarg, why, sizeof(why)) < 0) {
+                mt_error("%s", why);
+                return -1;
+            }
+            break;
+        }
         case OPT_RECORD: cli->record = optarg; break;
         case OPT_RECORD_INTERVAL:
             if (!parse_uint(optarg, 3600000, &v) || v == 0) {
@@ -292,6 +377,14 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             }
             cli->record_max_mib = v;
             break;
+        case OPT_SNAPSHOT_RSS:
+            if (!parse_uint(optarg, 1ul << 24, &v) || v == 0) {
+                mt_error("--snapshot-rss: MiB from 1 to 16777216, not %s", optarg);
+                return -1;
+            }
+            cli->snapshot_rss_mib = v;
+            break;
+        case OPT_SNAPSHOT_PEAK: cli->snapshot_peak = true; break;
         case OPT_REPLAY: cli->replay = optarg; break;
         case OPT_AT:
             if (!parse_seconds(optarg, &cli->at)) {
@@ -346,16 +439,16 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
 }
 
 /* --engine, else $MEMTRACE_ENGINE (how the tests run both engines), else
- * the CPU's default (agent_default_engine). */
+ * the CPU's default (engine_default). */
 static int select_engine(const struct cli *cli, struct tracer_options *topts)
 {
     const char *name = cli->engine ? cli->engine : getenv("MEMTRACE_ENGINE");
-    enum tracer_engine e = agent_default_engine();
-    if (name && *name && !agent_parse_engine(name, &e)) {
+    enum tracer_engine e = engine_default();
+    if (name && *name && !engine_parse(name, &e)) {
         mt_error("--engine: agent or ptrace, not %s", name);
         return -1;
     }
-    topts->engine = (int)e;
+    topts->engine = e;
     topts->engine_asked = name && *name;
     return 0;
 }
@@ -477,12 +570,43 @@ static void bound_heap(void)
 #endif
 }
 
+/* The signals that end a trace (SIGINT, SIGTERM, SIGHUP) and SIGCHLD are
+ * blocked before any constructor or main() runs: from .preinit_array, the
+ * first code of ours the dynamic linker runs.  A signal sent while memtrace
+ * is still starting (a shell's `kill` a few ms after `memtrace -p PID &`)
+ * then waits for the handlers instead of killing a half-started tracer.
+ * The mask we were started with is the launched program's, and is given
+ * back at once where memtrace does not trace (--replay, --addr2line, help).
+ * Written once, before main(); read-only after. */
+static sigset_t mask_at_start;
+
+static void block_ending_signals(void)
+{
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigaddset(&ending, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &ending, &mask_at_start);
+}
+
+__attribute__((used, section(".preinit_array")))
+static void (*const block_ending_signals_early)(void) = block_ending_signals;
+
+static void restore_start_mask(void)
+{
+    sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
+}
+
 int main(int argc, char **argv)
 {
     bound_heap();
-    struct cli cli = {.depth = 20, .format = REPORT_TEXT, .leak = {.exitcode = -1}};
+    struct cli cli = {.depth = 20, .text_limit = TEXT_LIMIT_DEFAULT, .format = REPORT_TEXT, .leak = {.exitcode = -1}};
     if (parse_cli(argc, argv, &cli) < 0)
         return 1;
+    if (cli.addr2line || cli.replay || (!cli.pid && optind >= argc))
+        restore_start_mask(); /* nothing traced: a Ctrl-C ends us as usual */
     log_set_quiet(cli.quiet);
     struct file_locator loc;
     if (cli.addr2line) {
@@ -504,7 +628,7 @@ int main(int argc, char **argv)
         }
         struct replay_options ro = {
             .path = cli.replay, .output = cli.output,
-            .report = {.format = cli.format, .sort = REPORT_SORT_BYTES},
+            .report = {.format = cli.format, .sort = REPORT_SORT_BYTES, .text_limit = cli.text_limit},
             .at_given = cli.at_given, .at = cli.at, .diff = cli.diff,
             .from = cli.from, .to = cli.to, .depth = cli.depth_given ? cli.depth : 0,
         };
@@ -522,6 +646,14 @@ int main(int argc, char **argv)
      * user started supervises it (target/tracer/guardian.h).
      * MEMTRACE_NO_SUPERVISOR=1 keeps the tracer in this process, unguarded:
      * for measuring it alone (make bench) or running it under strace/gdb. */
+    /* Our own handling of the ending signals started before main()
+     * (block_ending_signals), before the guardian forks and before the
+     * target exists, so that no signal can kill us half started: the
+     * supervisor unblocks them once its handlers are in place (it passes
+     * them on), the tracer reads them in its loop (a signal met during the
+     * attach ends in a clean detach).  The mask we were given is the
+     * launched program's. */
+    sigset_t program_mask = mask_at_start;
     const char *no_sup = getenv("MEMTRACE_NO_SUPERVISOR");
     if (!no_sup || strcmp(no_sup, "1") != 0)
         guardian_start();
@@ -529,7 +661,10 @@ int main(int argc, char **argv)
         return 1;
 
     struct tracer_options topts = {.depth = cli.depth, .check = cli.check,
+                                    .sample_bytes = cli.sample_bytes,
+                                    .sample_seed = sample_seed(),
                                     .follow_fork = cli.follow_fork,
+                                    .program_sigmask = &program_mask,
                                     .on_misuse = session_print_misuse};
     if (select_engine(&cli, &topts) < 0)
         return 1;
@@ -540,7 +675,10 @@ int main(int argc, char **argv)
     s.output_path = cli.output;
     s.report.format = cli.format;
     s.report.sort = REPORT_SORT_BYTES;
+    s.report.text_limit = cli.text_limit;
     s.sample_ms = cli.record_ms;
+    s.snapshot_rss = (uint64_t)cli.snapshot_rss_mib << 20;
+    s.snapshot_peak = cli.snapshot_peak;
     char err[512] = "";
     if (cli.record) {
         s.recorder = recorder_open(cli.record, cli.record_ms, (uint64_t)cli.record_max_mib << 20,
@@ -557,15 +695,6 @@ int main(int argc, char **argv)
     }
     session_leak_hook(&s, &topts);
     topts.on_misuse_ctx = &s; /* misuse stacks are named apart (process_report.c) */
-    /* Our own handling of the ending signals starts before the target
-     * exists, so that no signal can kill us with breakpoints in place. */
-    sigset_t ending;
-    sigemptyset(&ending);
-    sigaddset(&ending, SIGINT);
-    sigaddset(&ending, SIGTERM);
-    sigaddset(&ending, SIGHUP);
-    sigaddset(&ending, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &ending, NULL);
     if (cli.pid) {
         s.tracee = tracer_attach(cli.pid, &topts, &loc, err, sizeof(err));
     } else {
@@ -598,7 +727,7 @@ int main(int argc, char **argv)
     family_add(&s.family, s.tracee);
     if (s.recorder)
         recorder_start(s.recorder, s.tracee->pid, cli.depth, s.tracee->program,
-                       agent_engine_name(s.tracee));
+                       engine_name(s.tracee));
     if (cli.pid || cli.console)
         session_attach_console(&s, STDIN_FILENO, isatty(STDIN_FILENO));
     if (cli.pid)

@@ -9,7 +9,7 @@
 #   selftest/board/fetch.sh ARCH CACHE      ARCH: aarch64|arm (or arm64|armhf)
 #
 # Needs the foreign architecture added (`dpkg --add-architecture`) and apt's
-# lists updated: selftest/install-deps.sh does both.  Exits non-zero with one
+# lists updated: tools/install-deps.sh does both.  Exits non-zero with one
 # line naming what is missing.  Runs again cheaply: an unchanged package set
 # is not fetched twice.
 set -eu
@@ -24,7 +24,7 @@ cache=$(cd "$cache" && pwd)
 
 die() { echo "board fetch ($darch): $*" >&2; exit 1; }
 dpkg --print-foreign-architectures | grep -qx "$darch" ||
-    die "architecture $darch is not added (selftest/install-deps.sh does: dpkg --add-architecture $darch)"
+    die "architecture $darch is not added (tools/install-deps.sh does: dpkg --add-architecture $darch)"
 
 # The kernel metapackage names the versioned image package.
 kpkg=$(apt-cache depends "linux-image-$flavour:$darch" 2>/dev/null |

@@ -36,7 +36,9 @@ heap() {
     "$@" >/tmp/$name.plain 2>/tmp/$name.plain.err
     prc=$?
     t2=$(up)
-    $MT -q -j -o /tmp/$name.json "$@" >/tmp/$name.out 2>/tmp/$name.err
+    # Breakpoints here, whatever the default: the agent phase compares its
+    # stacks with these reports (the stacks phase checks the default's).
+    $MT -q -j --engine=ptrace -o /tmp/$name.json "$@" >/tmp/$name.out 2>/tmp/$name.err
     mrc=$?
     t3=$(up)
     echo "@@RC $name plain=$prc memtrace=$mrc valgrind=$vrc seconds=$t0,$t1,$t2,$t3"
@@ -158,7 +160,7 @@ fi
 # same programs (the heap phase's reports, else made here), SIGKILL of
 # memtrace attached to a busy program (which must run on), JSON "engine", and a detach (SIGTERM to memtrace attached
 # with -p) after which the program runs on to an untraced run's output.
-# Elsewhere (armhf) the one line that says why breakpoints are used.
+# Elsewhere the one line that says why breakpoints are used.
 if want agent; then
 echo "@@PHASE agent $(date +%s)"
 if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
@@ -172,7 +174,7 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
             send ag_$name.vg /tmp/ag_$name.vg
         fi
         if [ ! -f /tmp/$name.json ]; then
-            $MT -q -j -o /tmp/$name.json "$@" >/dev/null 2>&1
+            $MT -q -j --engine=ptrace -o /tmp/$name.json "$@" >/dev/null 2>&1
             send $name.json /tmp/$name.json
         fi
         t0=$(up)
@@ -224,8 +226,8 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
     send ag_kill.out /tmp/ag_kill.out
     send ag_kill.err /tmp/ag_kill.err
     # rely_ticker: busy for a few seconds whatever the engine costs.
-    $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.plain 2>&1
-    $P/rely_ticker 2 1500 2 >/tmp/ag_ticker.out 2>&1 &
+    $P/rely_ticker 2 4000 2 >/tmp/ag_ticker.plain 2>&1
+    $P/rely_ticker 2 4000 2 >/tmp/ag_ticker.out 2>&1 &
     prog=$!
     $MT --engine=agent -j -o /tmp/ag_ticker.json -p $prog >/dev/null 2>/tmp/ag_ticker.err &
     m=$!

@@ -63,7 +63,7 @@ static int write_one(const char *dir, const char *name, const struct report_sour
         fprintf(stderr, "export_write: %s\n", err);
         return 1;
     }
-    struct report_options opt = { f, REPORT_SORT_BYTES, 0 };
+    struct report_options opt = { .format = f, .sort = REPORT_SORT_BYTES, .top = 0 };
     int rc = report_write(out, src, &opt);
     rc |= fclose(out);
     if (rc)

@@ -40,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc <= 0)
             break;
         volatile uint64_t sum = rec->args[0] + rec->ret + rec->rsp;
-        for (uint32_t k = 0; k < rec->stack_len; k++)
+        /* both windows of a raw record, as replayed */
+        for (uint64_t k = 0; k < agent_rec_payload(rec); k++)
             sum += stack[k];
         if (rec->kind == AGENT_REC_PCS) {
             /* the stack's expansion against the previous ones, as replayed */

@@ -12,7 +12,7 @@
  * any read past its end.  Seeds: selftest/fuzz/seeds/cfi/.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_cfi.c \
- *       target/dwarf/cfi_*.c target/dwarf/expr.c target/files/cursor.c \
+ *       target/dwarf/cfi_*.c target/dwarf/expr.c shared/files/cursor.c \
  *       target/unwind/unwind.c -o fuzz_cfi
  *   ./fuzz_cfi -max_total_time=60 selftest/fuzz/seeds/cfi */
 #include <stdlib.h>

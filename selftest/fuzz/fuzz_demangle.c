@@ -2,7 +2,7 @@
  * "@VERSION" handling, the length cap) and libiberty behind it, which
  * run-fuzzers.sh builds from binutils-source with the same instrumentation.
  *
- *   selftest/cross-iberty.sh /tmp/ib clang -g -O1 -fsanitize=fuzzer-no-link,address,undefined
+ *   tools/cross-iberty.sh /tmp/ib clang -g -O1 -fsanitize=fuzzer-no-link,address,undefined
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_demangle.c \
  *       target/symbols/demangle.c shared/xalloc.c /tmp/ib/libiberty.a -o fuzz_demangle
  *   ./fuzz_demangle -max_len=512 selftest/fuzz/seeds/demangle

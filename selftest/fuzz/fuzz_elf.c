@@ -1,9 +1,9 @@
 /* libFuzzer target for the ELF reader and symbol tables.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_elf.c \
- *       target/elf/elf_file.c target/elf/elf_compress.c target/symbols/elf_symbols.c \
- *       target/symbols/symtab.c target/symbols/demangle.c target/files/byte_source.c \
- *       target/files/cursor.c shared/xalloc.c -lz -o fuzz_elf
+ *       shared/elf/elf_file.c shared/elf/elf_compress.c target/symbols/elf_symbols.c \
+ *       target/symbols/symtab.c target/symbols/demangle.c shared/files/byte_source.c \
+ *       shared/files/cursor.c shared/xalloc.c -lz -o fuzz_elf
  *   ./fuzz_elf -max_len=65536 selftest/fuzz/seeds/elf
  *
  * The input is an ELF file.  Everything a tracer would do with a mapped
@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "target/dwarf/line_object.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/elf/elf_section_map.h"
-#include "target/files/byte_source.h"
+#include "shared/files/byte_source.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/elf_symbols.h"
 #include "target/symbols/symtab.h"

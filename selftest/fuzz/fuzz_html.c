@@ -10,6 +10,7 @@
  *   - valid UTF-8 and no control character but '\n'. */
 #include "target/report/report.h"
 #include "target/report/report_internal.h"
+#include "shared/text_escape.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -78,7 +79,7 @@ static char *page(struct fuzz_names *fn, const struct heap_books *b, const struc
         .books = b, .stacks = st, .resolve = resolve, .resolve_ctx = fn, .pid = 42,
         .program = fn->plain ? "prog" : name_of(fn, 3),
     };
-    struct report_options opt = {REPORT_HTML, REPORT_SORT_BYTES, 0};
+    struct report_options opt = { .format = REPORT_HTML, .sort = REPORT_SORT_BYTES, .top = 0 };
     report_write(out, &src, &opt);
     fclose(out);
     return buf;
@@ -133,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < alen;) {
         unsigned char c = (unsigned char)a[i];
         if (c >= 0x80) {
-            size_t bad, n = report_utf8_sequence((const unsigned char *)a + i, &bad);
+            size_t bad, n = utf8_sequence((const unsigned char *)a + i, &bad);
             if (!n)
                 abort();
             i += n;

@@ -7,9 +7,9 @@
  * raw walk of every line program.
  *
  *   clang -g -fsanitize=fuzzer,address,undefined -I. selftest/fuzz/fuzz_line.c \
- *     target/dwarf/{cursor,dwarf_sections,info_form,info_cu,info_abbrev,info_ranges,info_inline}.c \
+ *     target/dwarf/{cursor,dwarf_sections,info_form,info_cu,info_abbrev,info_ranges,info_inline,info_inline_ranges,info_call_sites}.c \
  *     target/dwarf/{line_header,line_program,line_index}.c target/elf/{elf_section_map,elf_file,elf_compress}.c \
- *     target/files/byte_source.c shared/xalloc.c shared/log.c -lz
+ *     shared/files/byte_source.c shared/{xalloc,log,text_escape,intern}.c -lz
  *   ./a.out -max_len=65536 selftest/fuzz/seeds/line
  */
 #include <stdint.h>

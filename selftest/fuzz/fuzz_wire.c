@@ -1,7 +1,7 @@
 /* libFuzzer target for the wire protocol decoder.
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE \
- *       selftest/fuzz/fuzz_wire.c shared/wire.c shared/xalloc.c shared/log.c -lz -o fuzz_wire
+ *       selftest/fuzz/fuzz_wire.c shared/wire.c shared/xalloc.c shared/log.c shared/text_escape.c -lz -o fuzz_wire
  *   ./fuzz_wire -max_len=4096 selftest/fuzz/seeds/wire
  *
  * The input is one frame as it arrives from the network: header, then

@@ -64,7 +64,7 @@ fi
 # from binutils-source, so the demangle harness explores it too.
 iberty=-liberty
 if [ ! -f "$BUILD/iberty/libiberty.a" ] &&
-        ! nice -n "$NICE" selftest/cross-iberty.sh "$BUILD/iberty" clang -g -O1 -fsanitize=fuzzer-no-link $SAN \
+        ! nice -n "$NICE" tools/cross-iberty.sh "$BUILD/iberty" clang -g -O1 -fsanitize=fuzzer-no-link $SAN \
             >"$probe/iberty.log" 2>&1; then
     echo "libiberty from binutils-source not built (uninstrumented -liberty used):"; tail -3 "$probe/iberty.log"
 fi

@@ -16,12 +16,13 @@
 # test program (same code, through the library API).
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 MT_BUILD=${MT_BUILD:-build}
 SAMPLES=${MT_LINE_SAMPLES:-1500}
 cd "$MT_TMP" || exit 1
 
-command -v eu-addr2line >/dev/null || { echo "eu-addr2line (elfutils) not installed"; exit 77; }
-command -v gcc >/dev/null || { echo "gcc not installed"; exit 77; }
+need_tool eu-addr2line elfutils
+need_tool gcc gcc
 
 mode=unit
 if [ -x "${MEMTRACE:-}" ] && "$MEMTRACE" --addr2line "$MEMTRACE" 0 >/dev/null 2>&1; then
@@ -29,8 +30,7 @@ if [ -x "${MEMTRACE:-}" ] && "$MEMTRACE" --addr2line "$MEMTRACE" 0 >/dev/null 2>
 fi
 UNIT=$MT_ROOT/$MT_BUILD/unit/test_line_elfutils
 if [ $mode = unit ] && [ ! -x "$UNIT" ]; then
-    echo "neither \$MEMTRACE --addr2line nor $UNIT available"
-    exit 77
+    skip "neither \$MEMTRACE --addr2line nor $UNIT available"
 fi
 echo "checking through: $mode"
 
@@ -38,12 +38,13 @@ echo "checking through: $mode"
 # A real C program to symbolize: the line-table test itself and the DWARF
 # readers it uses (with the section maps they may read through, and so
 # memtrace's ELF reader).
-C_SRCS="$MT_ROOT/selftest/unit/test_line_elfutils.c $MT_ROOT/shared/xalloc.c $MT_ROOT/shared/log.c"
-C_SRCS="$C_SRCS $MT_ROOT/target/files/cursor.c $MT_ROOT/target/files/byte_source.c"
-for m in elf_section_map elf_file elf_compress; do
-    C_SRCS="$C_SRCS $MT_ROOT/target/elf/$m.c"
+C_SRCS="$MT_ROOT/selftest/unit/test_line_elfutils.c $MT_ROOT/shared/xalloc.c $MT_ROOT/shared/log.c $MT_ROOT/shared/text_escape.c $MT_ROOT/shared/intern.c"
+C_SRCS="$C_SRCS $MT_ROOT/shared/files/cursor.c $MT_ROOT/shared/files/byte_source.c"
+C_SRCS="$C_SRCS $MT_ROOT/target/elf/elf_section_map.c"
+for m in elf_file elf_compress; do
+    C_SRCS="$C_SRCS $MT_ROOT/shared/elf/$m.c"
 done
-for m in dwarf_sections info_form info_cu info_abbrev info_ranges info_inline line_header line_program line_index; do
+for m in dwarf_sections info_form info_cu info_abbrev info_ranges info_inline info_inline_ranges info_call_sites line_header line_program line_index; do
     C_SRCS="$C_SRCS $MT_ROOT/target/dwarf/$m.c"
 done
 CFLAGS_C="-std=gnu11 -I$MT_ROOT -O2"

@@ -10,12 +10,13 @@
 # file:line must equal eu-addr2line's wherever it knows one, and be unknown
 # where it does not; discriminators must equal binutils addr2line's.
 set -u
-: "${MT_TMP:?}"
+: "${MT_ROOT:?}" "${MT_TMP:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP" || exit 1
-command -v eu-addr2line >/dev/null || { echo "eu-addr2line (elfutils) not installed"; exit 77; }
-command -v addr2line >/dev/null || { echo "binutils addr2line not installed"; exit 77; }
+need_tool eu-addr2line elfutils
+need_tool addr2line binutils
 if ! [ -x "${MEMTRACE:-}" ] || ! "$MEMTRACE" --addr2line "$MEMTRACE" 0 >/dev/null 2>&1; then
-    echo "\$MEMTRACE --addr2line not available"; exit 77
+    skip "\$MEMTRACE --addr2line not available"
 fi
 
 cat >hand.s <<'ASM'

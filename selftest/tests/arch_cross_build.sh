@@ -7,11 +7,15 @@
 # one line and fail cleanly.
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
-for tool in readelf addr2line qemu-aarch64 qemu-arm clang ld.lld; do
-    command -v $tool >/dev/null || { echo "$tool is not installed (make deps)"; exit 77; }
-done
+. "$MT_ROOT/selftest/tests/lib.bash"
+need_tool readelf binutils
+need_tool addr2line binutils
+need_tool qemu-aarch64 qemu-user
+need_tool qemu-arm qemu-user
+need_tool clang clang
+need_tool ld.lld lld
 for a in aarch64 arm; do
-    [ -x "$MT_ROOT/build-$a/memtrace" ] || { echo "no cross build in build-$a (make cross)"; exit 77; }
+    [ -x "$MT_ROOT/build-$a/memtrace" ] || skip "no cross build in build-$a (make cross)"
 done
 cd "$MT_TMP" || exit 1
 fail=0

@@ -9,18 +9,23 @@
 # ld.lld resolved the branches).
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
-for tool in qemu-aarch64 qemu-arm llvm-mc llvm-objdump ld.lld; do
-    command -v $tool >/dev/null || { echo "$tool is not installed (make deps)"; exit 77; }
-done
+. "$MT_ROOT/selftest/tests/lib.bash"
+need_tool qemu-aarch64 qemu-user
+need_tool qemu-arm qemu-user
+need_tool llvm-mc llvm
+need_tool llvm-objdump llvm
+need_tool ld.lld lld
 for a in aarch64 arm; do
     [ -x "$MT_ROOT/build-$a/cross/${a/aarch64/a64}_displace_check" ] ||
-        { echo "no cross build in build-$a (make cross)"; exit 77; }
+        skip "no cross build in build-$a (make cross)"
 done
 fail=0
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$MT_ROOT/build-aarch64/cross/a64_displace_check" || fail=1
 # The agent engine's entry patch (arch/aarch64_patch.c), run for real.
 qemu-aarch64 -L /usr/aarch64-linux-gnu "$MT_ROOT/build-aarch64/cross/a64_patch_check" || fail=1
 qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/arm_displace_check" || fail=1
+# The agent engine's entry patch on arm (arch/arm_patch.c), Thumb and ARM.
+qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/arm_patch_check" || fail=1
 
 # One object per case: the instruction at 0x400 + OFFSET, its labels
 # around it where thumb_displace_check puts its targets.
@@ -82,7 +87,7 @@ for i, l in enumerate(dis):
     print(addr % 4, 0, 'must' if name in must else 'plan', ' '.join(b), '#', name)
 PY
 }
-[ -f "$libc" ] || { echo "no armhf libc ($libc)"; exit 77; }
+[ -f "$libc" ] || skip "no armhf libc ($libc)"
 cases+=$'\n'$(entries) || fail=1
 qemu-arm -L /usr/arm-linux-gnueabihf "$MT_ROOT/build-arm/cross/thumb_displace_check" <<<"$cases" ||
     fail=1

@@ -11,7 +11,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 command -v heaptrack_print >/dev/null || skip "missing tool: heaptrack"
 pf="$MT_ROOT/selftest/node/node_modules/pprof-format"
-command -v node >/dev/null && [ -d "$pf" ] || skip "missing tool: pprof-format (npm, selftest/install-deps.sh)"
+command -v node >/dev/null && [ -d "$pf" ] || skip "missing tool: pprof-format (npm, tools/install-deps.sh)"
 cd "$MT_TMP" || fail "no scratch directory"
 ran=0
 for a in aarch64 arm; do

@@ -8,9 +8,9 @@
 set -u
 . "$(dirname "$0")/fs_common.bash"
 trap 'stop_fs >/dev/null 2>&1' EXIT
-for tool in readelf qemu-aarch64 qemu-arm; do
-    command -v $tool >/dev/null || { echo "$tool is not installed (make deps)"; exit 77; }
-done
+need_tool readelf binutils
+need_tool qemu-aarch64 qemu-user
+need_tool qemu-arm qemu-user
 root=$MT_TMP/root
 mkdir -p "$root/bin" && cp /bin/true "$root/bin/"
 head -c 32 /dev/urandom >"$MT_TMP/k1"; head -c 32 /dev/urandom >"$MT_TMP/k2"

@@ -16,15 +16,18 @@
 # linker's during dlopen) come from its EHABI reader and must be gdb's too.
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 CAPTURE=$MT_ROOT/selftest/tests/arch_cross_capture.py
 src=$MT_ROOT/selftest/programs
 
-for tool in qemu-aarch64 qemu-arm gdb-multiarch clang ld.lld; do
-    command -v $tool >/dev/null || { echo "$tool is not installed (make deps)"; exit 77; }
-done
+need_tool qemu-aarch64 qemu-user
+need_tool qemu-arm qemu-user
+need_tool gdb-multiarch gdb-multiarch
+need_tool clang clang
+need_tool ld.lld lld
 for a in aarch64 arm; do
     [ -x "$MT_ROOT/build-$a/cross/snapshot_replay" ] ||
-        { echo "no cross build in build-$a (make cross)"; exit 77; }
+        skip "no cross build in build-$a (make cross)"
 done
 cd "$MT_TMP" || exit 1
 

@@ -10,7 +10,11 @@ data-drawn="yes", or its load ended if it never does), shot:URL:OUT:WxH (a
 PNG screenshot of that viewport), requests:URL:OUT (the URL of every
 request the page began, one a line, blocked ones included) or
 find:URL:TEXT:OUT (TEXT typed into the flame graph's highlight box: the
-DOM then).  Every job has
+DOM then) or watch:URL:OUT (a JSON object: the page's "title", "drawn"
+(its data-drawn), "console" (every console call, as type and text),
+"exceptions" (every uncaught one, as text), "log" (the browser's own
+entries, CSP refusals among them, as source, level and text) and "dom").
+Every job has
 a tab of its own.  Run it inside a network namespace of its own."""
 import base64
 import json
@@ -75,12 +79,15 @@ class Browser:
                     return self.events.pop(i)
             self.events.append(self._read(deadline))
 
-    def open(self, url, width=1280, height=1600, network=False):
+    def open(self, url, width=1280, height=1600, network=False, watch=False):
         target = self.call('Target.createTarget', {'url': 'about:blank'})['targetId']
         s = self.call('Target.attachToTarget', {'targetId': target, 'flatten': True})['sessionId']
         self.call('Page.enable', session=s)
         if network:
             self.call('Network.enable', session=s)
+        if watch:
+            self.call('Runtime.enable', session=s)
+            self.call('Log.enable', session=s)
         self.call('Emulation.setDeviceMetricsOverride',
                   {'width': width, 'height': height, 'deviceScaleFactor': 1, 'mobile': False}, s)
         self.call('Page.navigate', {'url': url}, s)
@@ -93,6 +100,10 @@ class Browser:
             if r['result'].get('value') == 'yes':
                 break
             if 'mt-data' not in self.dom(s):
+                break
+            # A script that threw will not draw: no use waiting for it.
+            if watch and any(e.get('sessionId') == s and e.get('method') == 'Runtime.exceptionThrown'
+                             for e in self.events):
                 break
             time.sleep(0.05)
         return s
@@ -137,6 +148,25 @@ def main():
                 if 'exceptionDetails' in r:
                     sys.exit('chromium_pages: typing failed: %s' % r['exceptionDetails'])
                 open(out, 'w', encoding='utf-8').write(b.dom(s))
+            elif kind == 'watch':
+                url, out = rest.rsplit(':', 1)
+                s = b.open(url, watch=True)
+                time.sleep(0.2)
+                page = b.call('Runtime.evaluate', {'expression': "[document.title, document.body && "
+                                                                 "document.body.getAttribute('data-drawn')]",
+                                                   'returnByValue': True}, s)['result']['value']
+                mine = [e for e in b.events if e.get('sessionId') == s]
+                def text_of(args):
+                    return ' '.join(str(a.get('value', a.get('description', ''))) for a in args)
+                json.dump({'title': page[0], 'drawn': page[1],
+                           'console': [{'type': e['params']['type'], 'text': text_of(e['params']['args'])}
+                                       for e in mine if e.get('method') == 'Runtime.consoleAPICalled'],
+                           'exceptions': [json.dumps(e['params']['exceptionDetails'])
+                                          for e in mine if e.get('method') == 'Runtime.exceptionThrown'],
+                           'log': [{'source': e['params']['entry']['source'], 'level': e['params']['entry']['level'],
+                                    'text': e['params']['entry']['text']}
+                                   for e in mine if e.get('method') == 'Log.entryAdded'],
+                           'dom': b.dom(s)}, open(out, 'w'))
             elif kind == 'requests':
                 url, out = rest.rsplit(':', 1)
                 s = b.open(url, network=True)

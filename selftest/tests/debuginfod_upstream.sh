@@ -8,7 +8,9 @@
 # against memtrace-fs names them too.  The cache keeps --cache-size (the
 # least recently used file goes), an upstream that answers with another
 # build's file is refused, and a memtrace-fs named as its own upstream
-# does not loop.
+# does not loop.  libdebuginfod's per-build-id directories under the
+# cache's .fetch/ go after every lookup, hit, miss or failure (and those a
+# killed memtrace-fs left go at its start).
 set -u
 . "$(dirname "$0")/debuginfod_common.bash"
 need_debuginfod_clients
@@ -75,6 +77,24 @@ used=$(find "$cache" -maxdepth 1 -type f -printf '%s\n' | awk '{s += $1} END {pr
 [ "$used" -le "$limit" ] || fail "cache holds $used bytes, limit $limit"
 echo "cache: $used bytes of at most $limit, the least recently used evicted"
 
+# no_fetch_dirs CACHE WHAT: nothing of libdebuginfod's per-build-id
+# directories is left under CACHE/.fetch.
+no_fetch_dirs() {
+    local left
+    left=$(find "$1/.fetch" -mindepth 1 -type d 2>/dev/null)
+    [ -z "$left" ] || fail "$2: $(echo "$left" | wc -l) directories left under $1/.fetch: $(echo "$left" | head -n 3)"
+}
+no_fetch_dirs "$cache" "after 3 fetches"
+# Misses (no such build-id upstream) and hits, 20 of each.
+for i in $(seq 1 20); do
+    miss=$(printf '%08x%032x' $((0x5eed0000 + i)) 0)
+    code=$("${IN_NS[@]}" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HP/buildid/$miss/debuginfo")
+    [ "$code" = 404 ] || fail "GET $miss (upstream has none): HTTP $code"
+    "${IN_NS[@]}" curl -sf -o /dev/null "http://127.0.0.1:$HP/buildid/$ID3/debuginfo" || fail "GET $ID3 (cached)"
+done
+no_fetch_dirs "$cache" "after 20 misses and 20 hits"
+echo "cache: no libdebuginfod directory left after 3 fetches, 20 misses and 20 hits"
+
 # A hostile upstream: every build-id gets the second program's file.
 "${IN_NS[@]}" python3 - "$MT_TMP/fake.port" "$d2/debug/dprog.debug" >"$MT_TMP/fake.log" 2>&1 <<'PY' &
 import http.server, os, sys
@@ -93,6 +113,9 @@ s.serve_forever()
 PY
 for _ in $(seq 1 50); do [ -s "$MT_TMP/fake.port" ] && break; sleep 0.1; done
 stop_fs
+# What a killed memtrace-fs leaves in flight goes at the start.
+mkdir -p "$MT_TMP/cache2/.fetch/$ID2"
+echo partial >"$MT_TMP/cache2/.fetch/$ID2/debuginfo"
 start_fs "$MT_TMP/fs2.log" "${IN_NS[@]}" "$MEMTRACE_FS" -n -p 0 --http 0 --bind 127.0.0.1 \
     --upstream "http://127.0.0.1:$(cat "$MT_TMP/fake.port")" --cache-dir "$MT_TMP/cache2" "$MT_TMP/empty"
 HP2=$(fs_http_port "$MT_TMP/fs2.log") || exit 1
@@ -101,6 +124,7 @@ HP2=$(fs_http_port "$MT_TMP/fs2.log") || exit 1
 grep -q "refusing $ID1.debug: not an ELF file with the build-id asked" "$MT_TMP/fs2.log" ||
     fail "no refusal logged: $(cat "$MT_TMP/fs2.log")"
 [ -z "$(find "$MT_TMP/cache2" -maxdepth 1 -type f)" ] || fail "the wrong file was cached"
+no_fetch_dirs "$MT_TMP/cache2" "a refused fetch (or the start)"
 echo "an upstream answering with another build's file: refused, nothing cached"
 
 # memtrace-fs as its own upstream: the hop header stops the second round.
@@ -113,5 +137,6 @@ t0=$SECONDS
     DEBUGINFOD_TIMEOUT=20 debuginfod-find debuginfo "$ID1" >/dev/null 2>&1 && fail "found a file nobody has"
 [ $((SECONDS - t0)) -lt 10 ] || fail "a self-referring upstream took $((SECONDS - t0)) s"
 echo "memtrace-fs as its own upstream: answered 404 in $((SECONDS - t0)) s"
+no_fetch_dirs "$MT_TMP/cache3" "lookups that failed upstream"
 stop_fs
 echo PASS

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --format pprof read back by a decoder nobody here wrote: npm's
-# pprof-format (selftest/node, installed by selftest/install-deps.sh).
+# pprof-format (selftest/node, installed by tools/install-deps.sh).
 #   - the totals of the four sample types (alloc_objects, alloc_space,
 #     inuse_objects, inuse_space) equal memtrace's JSON report ("heap");
 #   - per stack in use, inuse_objects/inuse_space equal the JSON's stacks;
@@ -11,7 +11,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 command -v node >/dev/null || skip "missing tool: node"
 pf="$MT_ROOT/selftest/node/node_modules/pprof-format"
-[ -d "$pf" ] || skip "missing tool: pprof-format (npm, selftest/install-deps.sh)"
+[ -d "$pf" ] || skip "missing tool: pprof-format (npm, tools/install-deps.sh)"
 command -v readelf >/dev/null || skip "missing tool: readelf"
 prog="$MT_PROGS/export_mix"
 [ -x "$prog" ] || fail "$prog is not built"

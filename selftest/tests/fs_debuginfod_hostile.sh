@@ -50,6 +50,27 @@ expect 405 "DELETE" -X DELETE "$URL/buildid/$id/debuginfo"
 expect 413 "GET with a body" -X GET -d x "$URL/buildid/$id/debuginfo"
 expect 413 "GET with a chunked body" -X GET -H "Transfer-Encoding: chunked" -d x "$URL/buildid/$id/debuginfo"
 expect 200 "source/ of a file inside (control)" "$URL/buildid/$id/source/usr/bin/prog"
+# Refused paths are logged: with escapes, a line break and a forged line in
+# them (decoded by MHD before memtrace-fs sees them), and very long.
+forged="memtrace-fs: warning: FORGED"
+expect 403 "refused path with ESC, CR LF, BEL, 0x9b" \
+    "$URL/buildid/$id/source/../../../secret%1b%5b2J%1b%5b31m%07%9b%0d%0a${forged// /%20}"
+long=$(printf "$(printf 'x%.0s' $(seq 1 200))/%.0s" $(seq 1 15))
+expect 403 "refused path of 3000 bytes" "$URL/buildid/$id/source/../../../$long"
+
+# The log, read as cat -v shows it: no control character or high byte
+# (cat -v writes them ^X and M-X), the forged line is not a line of its
+# own, the escape is written \x1b, and no line passes 600 bytes.
+cat -v "$MT_TMP/fs.log" >"$MT_TMP/fs.log.v"
+if grep -nE '\^[][@A-Z\\^_?]|M-' "$MT_TMP/fs.log.v" | head -n 3 | grep .; then
+    fail "the log holds raw control characters (cat -v above)"
+fi
+grep -q "^$forged" "$MT_TMP/fs.log" && fail "a peer forged a log line: $(grep -n "^$forged" "$MT_TMP/fs.log")"
+grep -qF 'secret\x1b[2J\x1b[31m\x07\x9b\x0d\x0amemtrace-fs: warning: FORGED' "$MT_TMP/fs.log" ||
+    fail "the refused path is not in the log, escaped: $(grep -a secret "$MT_TMP/fs.log" | cat -v)"
+longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }' "$MT_TMP/fs.log")
+[ "$longest" -le 640 ] || fail "a log line of $longest bytes"
+echo "  log: refused paths escaped (\\xNN), no forged line, longest line $longest bytes"
 
 echo "ranges:"
 size=$(stat -c %s "$root/usr/bin/.debug/prog.debug")

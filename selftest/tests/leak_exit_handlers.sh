@@ -31,7 +31,7 @@ echo "leaks at exit(): $leaks (expected reachable: $((vbytes - 90)) bytes in 2 b
     fail "the scan at exit did not see what was in use when exit() was called"
 
 # Both engines, where the agent can run: the same leak figures.
-if [ "$(uname -m)" = x86_64 ] && [ -z "${MT_TARGET_CFLAGS:-}" ] && grep -qw fsgsbase /proc/cpuinfo; then
+if "$MEMTRACE" --version 2>/dev/null | grep -q '^engines:.*agent'; then
     for e in ptrace agent; do
         "$MEMTRACE" -q -a -j --engine=$e -o "$MT_TMP/$e.json" "$PROG" || fail "memtrace --engine=$e -a failed"
     done

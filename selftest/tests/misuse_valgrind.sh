@@ -64,7 +64,10 @@ done
 
 # Attached to a running program, the blocks allocated before the attach
 # are unknown: freeing them is not a misuse, with or without --check.
-"$MT_PROGS/mt_churn" 2 400000 > /dev/null &
+# The program runs until killed below: with 400,000 rounds (about a second
+# untraced) it ended before the console's first `status` on a loaded
+# machine, and memtrace with it.
+"$MT_PROGS/mt_churn" 2 400000000 > /dev/null &
 churn=$!
 wait_until 10 "2 threads in mt_churn" threads_at_least $churn 3
 console_open attach.out -q --check -p $churn

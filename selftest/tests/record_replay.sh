@@ -122,8 +122,11 @@ if "$MEMTRACE" -V | grep -q '^engines:.*agent'; then
     python3 - agent_live.json agent_end.json <<'PY' || fail "agent: replay at the end differs from the live report"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
+# A recording does not carry the allocators line yet (README, Known
+# limitations): the live report has it, the replay must not invent one.
+assert a.pop('allocators', None) and 'allocators' not in b, b.get('allocators')
 assert a == b, [k for k in a if a[k] != b.get(k)]
-print('agent engine: replay equals the live JSON, engine', b.get('engine'))
+print('agent engine: replay equals the live JSON but for "allocators", engine', b.get('engine'))
 PY
 fi
 

@@ -7,7 +7,7 @@
 # memtrace-fs is stopped and valgrind must report no error.
 set -u
 . "$(dirname "$0")/fs_common.bash"
-command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
+need_tool valgrind valgrind
 trap 'stop_fs >/dev/null 2>&1' EXIT
 # valgrind cannot run an ASan build: use the release one.
 FS_BIN=$MT_ROOT/${MT_RELEASE_BUILD:-build}/memtrace-fs

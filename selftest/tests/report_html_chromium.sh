@@ -137,5 +137,5 @@ if [ "${MT_UPDATE_SCREENSHOT:-0}" = 1 ]; then
     cp report-html.png "$MT_ROOT/docs/report-html.png" || fail "cannot write docs/report-html.png"
     echo "wrote docs/report-html.png"
 fi
-[ -n "$oracle" ] || skip "missing tool: flamegraph (npm package flamegraph, installed by selftest/install-deps.sh)"
+[ -n "$oracle" ] || skip "missing tool: flamegraph (npm package flamegraph, installed by tools/install-deps.sh)"
 exit 0

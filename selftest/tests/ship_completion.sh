@@ -11,7 +11,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP" || exit 1
 bc=/usr/share/bash-completion/bash_completion
-[ -r $bc ] || skip "bash-completion is not installed (selftest/install-deps.sh)"
+[ -r $bc ] || skip "bash-completion is not installed (tools/install-deps.sh)"
 mkdir -p bin comp/completions
 ln -s "$MEMTRACE" bin/memtrace
 ln -s "$MEMTRACE_FS" bin/memtrace-fs

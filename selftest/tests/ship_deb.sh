@@ -15,7 +15,7 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 [ "$(id -u)" = 0 ] || skip "needs root (chroot into the throwaway root)"
 for t in dpkg-buildpackage dh lintian; do
-    command -v $t >/dev/null || skip "$t missing (selftest/install-deps.sh installs dpkg-dev, debhelper, lintian)"
+    command -v $t >/dev/null || skip "$t missing (tools/install-deps.sh installs dpkg-dev, debhelper, lintian)"
 done
 cd "$MT_TMP" || exit 1
 version=$(cat "$MT_ROOT/VERSION")

@@ -10,7 +10,7 @@
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 for t in dpkg-buildpackage dh lintian clang ld.lld; do
-    command -v $t >/dev/null || skip "$t missing (selftest/install-deps.sh)"
+    command -v $t >/dev/null || skip "$t missing (tools/install-deps.sh)"
 done
 cd "$MT_TMP" || exit 1
 version=$(cat "$MT_ROOT/VERSION")
@@ -21,7 +21,7 @@ for arch in ${MT_SHIP_CROSS_ARCHES:-arm64}; do
     armhf) triple=arm-linux-gnueabihf cpu=arm machine=ARM qemu=qemu-arm ;;
     *) fail "no cross build for $arch" ;;
     esac
-    [ -d /usr/$triple/lib ] || skip "libc6-dev-$arch-cross missing (selftest/install-deps.sh)"
+    [ -d /usr/$triple/lib ] || skip "libc6-dev-$arch-cross missing (tools/install-deps.sh)"
     src=$MT_TMP/$arch/memtrace-$version
     mkdir -p "$src"
     if git -C "$MT_ROOT" rev-parse --git-dir >/dev/null 2>&1; then

@@ -7,8 +7,8 @@
 # VERSION, as --version does.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
-command -v mandoc >/dev/null || skip "mandoc is not installed (selftest/install-deps.sh)"
-command -v groff >/dev/null || skip "groff is not installed (selftest/install-deps.sh)"
+command -v mandoc >/dev/null || skip "mandoc is not installed (tools/install-deps.sh)"
+command -v groff >/dev/null || skip "groff is not installed (tools/install-deps.sh)"
 cd "$MT_TMP" || exit 1
 release=$(cat "$MT_ROOT/VERSION")
 bad=0

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compare memtrace's JSON stacks with gdb's backtraces at the same breakpoint.
 
-usage: stacks_compare.py [--functions] GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+usage: stacks_compare.py [--functions] [--both-ways] GDB_LOG MEMTRACE_JSON SOURCE_BASENAME...
+
+--both-ways: every memtrace stack of the test's sources must be one of gdb's
+backtraces too (for a program whose stacks are the same in every run).
 
 --functions: frames of other modules are compared by the function of each
 physical frame (the outermost of its inlined calls) instead of file and
@@ -55,7 +58,10 @@ def gdb_stacks(path, physical=False):
             continue
         func, file, lineno = m.group(2), m.group(3), m.group(4)
         fr = (func, os.path.basename(file) if file else None, int(lineno) if lineno else None)
-        if physical and cur and not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
+        # (A frame a signal interrupted has no address either when its pc
+        # starts a line: it is a physical frame of its own.)
+        if physical and cur and cur[-1][0] != '<signal>' and \
+                not re.match(r'^#\d+\s+0x[0-9a-f]+ in ', line):
             cur[-1] = fr
         else:
             cur.append(fr)
@@ -135,8 +141,10 @@ def matches(gk, mk, sources):
 
 def main():
     args = sys.argv[1:]
-    functions = bool(args) and args[0] == '--functions'
-    if functions:
+    functions = both_ways = False
+    while args and args[0] in ('--functions', '--both-ways'):
+        functions |= args[0] == '--functions'
+        both_ways |= args[0] == '--both-ways'
         args = args[1:]
     gdb_log, mt_json, sources = args[0], args[1], set(args[2:])
     g = gdb_stacks(gdb_log, functions)
@@ -152,10 +160,15 @@ def main():
         print('  gdb has, memtrace lacks:', k)
         near = max(mkeys, key=lambda mk: sum(a == b for a, b in zip(k, mk)), default=None)
         print('    closest memtrace stack:', near)
+    extra = set()
+    if both_ways:
+        extra = {mk for mk in mkeys if not any(matches(gk, mk, sources) for gk in gkeys)}
+        for k in sorted(extra)[:10]:
+            print('  memtrace has, gdb never showed:', k)
     if not gkeys:
         print('no backtraces to compare')
         return 1
-    return 1 if missing else 0
+    return 1 if missing or extra else 0
 
 
 if __name__ == '__main__':

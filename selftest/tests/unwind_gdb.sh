@@ -7,15 +7,16 @@
 # every frame with gdb's.
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 MT_BUILD=${MT_BUILD:-build}
 REPLAY=$MT_ROOT/$MT_BUILD/unit/test_unwind_replay
 PROGS=${MT_PROGS:-$MT_ROOT/build/selftest}
 CAPTURE=$MT_ROOT/selftest/tests/unwind_capture.py
 
-command -v gdb >/dev/null || { echo "gdb is not installed"; exit 77; }
+need_tool gdb gdb
 [ -x "$REPLAY" ] || { echo "missing $REPLAY (make tests-build)"; exit 1; }
 gdb -nx -batch -ex 'python print("py")' 2>/dev/null | grep -q py ||
-    { echo "gdb has no python"; exit 77; }
+    skip "gdb has no python"
 
 cd "$MT_TMP" || exit 1
 src=$MT_ROOT/selftest/programs

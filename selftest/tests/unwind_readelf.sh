@@ -6,10 +6,11 @@
 # big-endian aarch64, arm (.debug_frame) and big-endian mips.
 set -u
 : "${MT_ROOT:?}" "${MT_TMP:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 MT_BUILD=${MT_BUILD:-build}
 CHECK=$MT_ROOT/$MT_BUILD/unit/test_cfi_readelf
 src=$MT_ROOT/selftest/programs/unwind_shapes.c
-command -v readelf >/dev/null || { echo "readelf is not installed"; exit 77; }
+need_tool readelf binutils
 [ -x "$CHECK" ] || { echo "missing $CHECK"; exit 1; }
 cd "$MT_TMP" || exit 1
 

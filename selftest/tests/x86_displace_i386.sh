@@ -5,14 +5,14 @@
 # built with gcc -m32 because the unit tests are built for the host.
 set -u
 cd "${MT_ROOT:?}"
+. "$MT_ROOT/selftest/tests/lib.bash"
 tmp=${MT_TMP:-$(mktemp -d)}
 case $(uname -m) in
 x86_64|i?86) ;;
-*) echo "not an x86 host"; exit 77 ;;
+*) skip "not an x86 host" ;;
 esac
 if ! echo 'int main(void){return 0;}' | gcc -m32 -x c - -o "$tmp/probe" 2>/dev/null || ! "$tmp/probe"; then
-    echo "gcc -m32 cannot build and run 32-bit programs here"
-    exit 77
+    skip "gcc -m32 cannot build and run 32-bit programs here"
 fi
 gcc -m32 -DMT_NO_LIBELF -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wpointer-arith \
     -Wstrict-prototypes -Wmissing-prototypes -I. -D_GNU_SOURCE -O2 -g \

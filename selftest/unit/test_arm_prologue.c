@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/elf/elf_file.h"
-#include "target/files/byte_source.h"
+#include "shared/elf/elf_file.h"
+#include "shared/files/byte_source.h"
 #include "target/unwind/arm_prologue.h"
 
 static int fails;

@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
     if (system("readelf --version >/dev/null 2>&1") != 0) {
-        printf("missing tool: readelf (Debian package binutils, installed by selftest/install-deps.sh)\n");
+        printf("missing tool: readelf (Debian package binutils, installed by tools/install-deps.sh)\n");
         return 77;
     }
     const char *defaults[] = {

@@ -41,11 +41,11 @@ static enum complete_kind ask(const char *line)
 int main(void)
 {
     EXPECT("sta", "status");
-    EXPECT("", "help status monitor report clear scan quit exit");
+    EXPECT("", "help status monitor report clear scan quit exit snapshot");
     EXPECT("  re", "report");
     EXPECT("e", "exit");
     EXPECT("x", "");
-    EXPECT("help s", "status scan");
+    EXPECT("help s", "status scan snapshot");
     EXPECT("help status ", "");
     EXPECT("report ", "-n -s -j -f");
     EXPECT("report -", "-n -s -j -f");

@@ -8,9 +8,9 @@
 #include <time.h>
 
 #include "selftest/unit/test_elf_util.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/elf/elf_section_map.h"
-#include "target/files/byte_source.h"
+#include "shared/files/byte_source.h"
 
 static const char small_c[] =
     "#include <stdio.h>\n"
@@ -310,8 +310,7 @@ static void test_open_speed(const char *path)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / rounds;
-    printf("elf_file_open(%s): %.3f ms\n", path, ms);
-    CHECK(ms < 20, "opening %s takes %.1f ms", path, ms);
+    printf("elf_file_open(%s): %.3f ms (printed; speed is make bench's)\n", path, ms);
 }
 
 static char *find_libc_debug(void)

@@ -62,7 +62,7 @@ __attribute__((unused)) static bool run(const char *fmt, ...)
     return rc == 0;
 }
 
-/* Whether a tool is on PATH.  Tools that selftest/install-deps.sh may not
+/* Whether a tool is on PATH.  Tools that tools/install-deps.sh may not
  * install everywhere (ld.lld, llvm-strip) make their checks skip, loudly. */
 __attribute__((unused)) static bool have_tool(const char *name)
 {

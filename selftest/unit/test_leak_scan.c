@@ -93,7 +93,7 @@ static void hand_built(unsigned ws)
     struct heap_block blk[NB];
     uint64_t size[NB] = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 0, 64, 64, 64};
     for (unsigned i = 0; i < NB; i++)
-        blk[i] = (struct heap_block){HEAP + 0x100 * (i + 1), size[i], i + 1, ALLOC_MALLOC, 0};
+        blk[i] = (struct heap_block){HEAP + 0x100 * (i + 1), size[i], i + 1, ALLOC_MALLOC, 0, 0};
 #define AT(b) blk[b].addr
     put_word(&im, ROOT + 0 * ws, AT(A), ws);          /* root -> A -> B */
     put_word(&im, AT(A) + 2 * ws, AT(B), ws);
@@ -150,7 +150,7 @@ static void allocator_rules(unsigned ws)
     /* 0 <-> 1 a cycle, 1 allocated first; 2..6 blocks of 55 bytes. */
     struct heap_block blk[7];
     for (unsigned i = 0; i < 7; i++)
-        blk[i] = (struct heap_block){HEAP + 0x100 * i, i < 2 ? 41 : 55, 1, ALLOC_MALLOC, 10 - i};
+        blk[i] = (struct heap_block){HEAP + 0x100 * i, i < 2 ? 41 : 55, 1, ALLOC_MALLOC, 10 - i, 0};
     blk[0].size = 23;
     put_word(&im, blk[0].addr, blk[1].addr, ws);
     put_word(&im, blk[1].addr, blk[0].addr, ws);
@@ -184,7 +184,7 @@ static void huge_block(void)
     image_add(&im, ROOT, 64);
     uint64_t big = 0x1000000, bigsize = (uint64_t)LEAK_BATCH_BYTES * 2 + 4096;
     image_add(&im, big, bigsize + 64);
-    struct heap_block blk[2] = {{big, bigsize, 1, ALLOC_MALLOC, 0}, {big + bigsize + 16, 32, 2, ALLOC_MALLOC, 0}};
+    struct heap_block blk[2] = {{big, bigsize, 1, ALLOC_MALLOC, 0, 0}, {big + bigsize + 16, 32, 2, ALLOC_MALLOC, 0, 0}};
     put_word(&im, ROOT, big, 8);
     put_word(&im, big + bigsize - 8, blk[1].addr, 8);
     struct leak_range roots[] = {{ROOT, 64}};
@@ -208,7 +208,7 @@ static void long_lists(void)
     image_add(&im, HEAP, (size_t)2 * N * NODE);
     struct heap_block *blk = calloc(2 * N, sizeof(*blk));
     for (unsigned i = 0; i < 2 * N; i++)
-        blk[i] = (struct heap_block){HEAP + (uint64_t)i * NODE, NODE, 1 + i % 7, ALLOC_MALLOC, 0};
+        blk[i] = (struct heap_block){HEAP + (uint64_t)i * NODE, NODE, 1 + i % 7, ALLOC_MALLOC, 0, 0};
     /* Links run from high addresses down, so the lost list's head is its
      * highest block: the clique pass must re-claim earlier leaders. */
     for (unsigned l = 0; l < 2; l++)
@@ -293,7 +293,7 @@ static void random_graphs(void)
         for (unsigned i = 0; i < m.n; i++) {
             m.addr[i] = HEAP + i * 128;
             m.size[i] = SLOTS * 8 + (rnd() % 3) * 8;
-            blk[i] = (struct heap_block){m.addr[i], m.size[i], 1, ALLOC_MALLOC, 0};
+            blk[i] = (struct heap_block){m.addr[i], m.size[i], 1, ALLOC_MALLOC, 0, 0};
         }
         int density = 1 + (int)(rnd() % 4);
         for (unsigned i = 0; i <= m.n; i++) {
@@ -364,8 +364,8 @@ static void roots_from_maps(void)
         "7f0000500000-7f0000501000 rw-s 00000000 00:05 9 /dev/zero (deleted)\n"
         "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n";
     struct heap_block blk[] = {
-        {0x555555557010, 32, 1, ALLOC_MALLOC, 0},
-        {0x7f0000080010, 0x40000, 2, ALLOC_MALLOC, 0},     /* big block inside the merged mapping */
+        {0x555555557010, 32, 1, ALLOC_MALLOC, 0, 0},
+        {0x7f0000080010, 0x40000, 2, ALLOC_MALLOC, 0, 0},     /* big block inside the merged mapping */
     };
     uint64_t sp = 0x7fffffffe000;
     struct leak_range skip[] = {{0x7f0000300000, 0x2000}};

@@ -333,7 +333,7 @@ int main(int argc, char **argv)
 {
     elf_version(EV_CURRENT);
     if (system("eu-addr2line --version >/dev/null 2>&1") != 0) {
-        printf("missing tool: eu-addr2line (Debian package elfutils, installed by selftest/install-deps.sh)\n");
+        printf("missing tool: eu-addr2line (Debian package elfutils, installed by tools/install-deps.sh)\n");
         return 77;
     }
     size_t want = getenv("MT_LINE_SAMPLES") ? (size_t)atol(getenv("MT_LINE_SAMPLES")) : 2000;

@@ -4,7 +4,7 @@
  * wrote is the oracle for byte_source_crc32; a debug file with the wrong
  * CRC or the wrong build-id is never used. */
 #include "selftest/unit/test_elf_util.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/files/provider.h"
 #include "target/symbols/debug_object.h"
 

@@ -49,7 +49,7 @@ static char *report(const struct report_source *src, enum report_format fmt)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    struct report_options opt = { fmt, REPORT_SORT_BYTES, 0 };
+    struct report_options opt = { .format = fmt, .sort = REPORT_SORT_BYTES, .top = 0 };
     report_write(f, src, &opt);
     fclose(f);
     return buf;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "selftest/unit/test_elf_util.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/symbols/debug_object.h"
 #include "target/symbols/symtab.h"
 
@@ -297,8 +297,9 @@ static void test_libc(void)
     const struct symtab *t = o ? debug_object_symtab(o) : NULL;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    /* Printed, not judged: speed is make bench's (bench/run-bench.sh,
+     * symbolization), never a test's, which a loaded machine would fail. */
     printf("libc + debug file + symbols: %.2f ms\n", ms);
-    CHECK(ms < 200, "loading libc symbols takes %.1f ms", ms);
     if (o) {
         CHECK(debug_object_debug_elf(o) != NULL, "libc: libc6-dbg debug file not found by build-id");
         CHECK(strcmp(symtab_origin(t), "debug .symtab") == 0, "libc symbols from %s", symtab_origin(t));
@@ -315,7 +316,6 @@ static void test_libc(void)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
         printf("1e6 lookups: %.1f ms (%" PRIu64 " hits)\n", ms, sink);
-        CHECK(ms < 5000, "lookups too slow"); /* generous: ASan builds run this too */
     }
     debug_object_close(o);
     file_locator_destroy(&loc);

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 
 #include "selftest/unit/test_elf_util.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symtab.h"
 

@@ -7,7 +7,11 @@
  * shared region; agent_patch_module redirects a module's intercepted
  * functions through trampolines; agent_drain replays records (from the
  * event loop, and before the books are read); agent_stop (every thread
- * stopped) removes every patch and unmaps what it can. */
+ * stopped) removes every patch and unmaps what it can.
+ *
+ * The tracer calls these through its engine interface
+ * (target/tracer/engine_ops.h; the table is agent_ops.c): nothing outside
+ * target/agent/ includes this header (make lint: selftest/engine-boundary.sh). */
 #ifndef MT_AGENT_AGENT_H
 #define MT_AGENT_AGENT_H
 
@@ -15,16 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "target/tracer/engine_ops.h"
+
 struct tracee;
 struct thread;
 struct module;
 struct agent_engine;
 struct intercept_fn;
 
-enum tracer_engine { ENGINE_PTRACE = 0, ENGINE_AGENT = 1 };
-
-/* "agent" / "ptrace" -> engine; false when unknown. */
-bool agent_parse_engine(const char *s, enum tracer_engine *out);
 const char *agent_engine_name(const struct tracee *t);
 
 /* This memtrace carries an agent for its CPU (what --version lists). */
@@ -36,18 +38,20 @@ bool agent_engine_built(void);
 enum tracer_engine agent_default_engine(void);
 
 /* Can this memtrace inject an agent into process pid at all?  false with
- * a one-line reason (another CPU, no FSGSBASE for the agent's per-thread
- * lookup, ...). */
-bool agent_supported(int pid, char *why, size_t whylen);
+ * a one-line reason (another CPU, ...).  *cpu_flags: agent_data's. */
+bool agent_supported(int pid, uint32_t *cpu_flags, char *why, size_t whylen);
 
 /* Maps the agent and its shared region into t (th stopped, and every
  * other thread too, or none exists).  0, or -1 with a one-line reason. */
 int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen);
 
-/* Redirects the intercepted functions that module m exports (th stopped;
- * a module already in use only with every thread stopped).  Returns how
- * many were placed; *refused gets how many could not be patched. */
+struct intercept_site;
+/* Redirects the intercepted functions that module m exports, its n sites
+ * (modules.h; alloc_id: m in t->allocators), th stopped; a module already
+ * in use only with every thread stopped.  Returns how many were placed;
+ * *refused gets how many could not be patched. */
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
+                            const struct intercept_site *sites, size_t n, unsigned alloc_id,
                             unsigned *refused);
 /* Is fn redirected through the agent?  exit() is not: with -a it gets a
  * breakpoint (the leak scan's moment, a stop before any exit handler, as
@@ -96,12 +100,7 @@ void agent_fork_settle(struct tracee *t);
  * agent is then still the parent's: agent_release_child switches it off). */
 int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char *why, size_t whylen);
 
-/* For status: ring waits, calls replayed, calls not recorded. */
-struct agent_stats {
-    uint64_t waits, calls, lost, patched;
-    uint64_t unwound_in_target, raw_stacks;  /* calls whose stack came each way */
-};
-bool agent_get_stats(const struct tracee *t, struct agent_stats *out);
+bool agent_get_stats(const struct tracee *t, struct engine_stats *out);
 
 /* The agent's own memory in the target (its image, the shared region):
  * up to 2 ranges, which the leak scan does not take for roots. */
@@ -117,6 +116,9 @@ void agent_free(struct tracee *t);
  * them, but never their place or length) and *next_tail; 0 when nothing is
  * committed there yet (*next_tail past the pads); -1 when malformed. */
 struct agent_rec;
+/* The bytes of stack a record carries after its header: its first window,
+ * then (padded to 8) the interrupted stack's, when it has one. */
+uint64_t agent_rec_payload(const struct agent_rec *r);
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
                     struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
 /* A PCS record's stack from its payload (stack_len bytes) and prev, the

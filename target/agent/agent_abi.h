@@ -16,7 +16,9 @@
 #ifndef MT_AGENT_AGENT_ABI_H
 #define MT_AGENT_AGENT_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include "arch/agent_cpu_flags.h"
 
 #define AGENT_MAGIC_HEX 0x3154474145544d4d /* "MMTEAGT1" */
 #define AGENT_CAT_(a, b) a##b
@@ -25,8 +27,8 @@
 #define AGENT_STR(x) AGENT_STR_(x)
 #define AGENT_MAGIC AGENT_CAT(AGENT_MAGIC_HEX, ull)
 #define AGENT_VERSION 1
-#define AGENT_MAX_FNS 256
-#define AGENT_MAX_RANGES 16
+#define AGENT_MAX_FNS 512
+#define AGENT_MAX_RANGES 32
 #define AGENT_SLOTS 256
 #define AGENT_RING_SIZE (512u * 1024u)
 #define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
@@ -78,8 +80,13 @@ static inline uint32_t agent_row_hash(uint64_t pc)
 #define AGENT_FN_RELEASE 1u   /* free-like: recorded at entry, no return */
 #define AGENT_FN_MAP 2u       /* mmap family */
 #define AGENT_FN_MEMALIGN 4u  /* posix_memalign: the pointer it stored is sent */
+#define AGENT_FN_EXCEPTION 16u /* __cxa_allocate/free_exception: not recorded; the
+                                  * next heap call is the program's (agent_core.inc.c) */
+#define AGENT_FN_CATCH 32u     /* __cxa_begin_catch: not recorded; the calls the
+                                  * exception left end there (agent_core.inc.c) */
 #define AGENT_FN_OPEN_RELEASE 8u /* releases inside the call, recorded at its return
                                   * (realloc, munmap, mremap): stamped at entry too */
+#define AGENT_FN_STRLEN 64u   /* a string copy: its length + 1 is sent in out */
 
 /* At offset 0 of the image. */
 struct agent_header {
@@ -107,8 +114,14 @@ struct agent_fn {
     uint64_t orig;  /* the displaced first instructions, then a jump back */
     uint64_t entry; /* the function itself */
     uint32_t flags;
-    uint32_t pad;
+    uint32_t size_args; /* where an allocation's size is, for --sample: AGENT_SIZE_* */
 };
+/* agent_fn.size_args: the size is the record's args[i] (times args[j]
+ * when a second is given, calloc), or its out (a string copy); 0: not an
+ * allocation sampled by size (its record always carries its stack). */
+#define AGENT_SIZE_ARG(i) ((uint32_t)(i) + 1u)
+#define AGENT_SIZE_ARG2(j) (((uint32_t)(j) + 1u) << 4)
+#define AGENT_SIZE_OUT 0x100u
 
 struct agent_range {
     uint64_t lo, hi;
@@ -121,7 +134,7 @@ struct agent_data {
     int32_t tracer_pidfd;  /* readable once the tracer is gone; -1: none */
     uint32_t nranges;
     int32_t doorbell_fd;   /* a full ring writes a byte here (the tracer polls it); -1: none */
-    uint32_t pad;
+    uint32_t cpu_flags;    /* AGENT_CPU_* (arch/agent_cpu_flags.h), set by agent_cpu_ready */
     uint64_t shared;       /* address of the shared region in the target */
     uint32_t depth;        /* frames kept per call (-d) */
     uint32_t use_rows;     /* unwind in the target with the rows (else raw stacks only) */
@@ -129,7 +142,23 @@ struct agent_data {
     struct agent_range static_exe; /* a static executable: its calls are the program's */
     struct agent_range alloc[AGENT_MAX_RANGES]; /* modules whose functions are intercepted */
     struct agent_fn fns[AGENT_MAX_FNS];
+    /* The target's C++ unwinder (libgcc_s): __register_frame_info there (0:
+     * none loaded yet), its module and the dynamic linker's, whose calls
+     * never register (see agent_core.inc.c, register_frames). */
+    uint64_t register_frame_info;
+    struct agent_range unwinder, interp;
+    /* --sample: the mean bytes between sampled allocations (0: every call
+     * carries its stack) and the seed of the threads' streams
+     * (target/heap/sample_draw.h). */
+    uint64_t sample_bytes;
+    uint64_t sample_seed;
+    /* From here on the agent's own: agent_write_data stops before it. */
+    uint32_t frames;              /* 0, 1 registering, 2 its unwind info is registered */
+    uint32_t pad2;
+    uint64_t frame_object[16];    /* libgcc's struct object (about 7 words), kept forever */
+    uint64_t sample_streams;      /* --sample: the threads that drew so far (each its own stream) */
 };
+#define AGENT_DATA_TRACER_SIZE offsetof(struct agent_data, frames)
 
 /* One per thread, in the shared region.  Fields marked (T) are written by
  * the tracer, the rest by the owning thread.  Two cache lines: the first
@@ -140,7 +169,7 @@ struct agent_slot {
     uint64_t key;        /* fs base (1 before the thread pointer is set); 0: free */
     int32_t tid;         /* (T may clear it: the thread exited; refetched) */
     uint32_t depth;      /* open recorded calls (only the outermost counts) */
-    uint64_t inflight;   /* 0 idle; else the entry time of the open call */
+    uint64_t inflight;   /* 0 idle; else the entry stamp (order) of the open call */
     uint64_t reserve;    /* next ring position to write */
     uint64_t tail_seen;  /* the tail last read: the ring has room up to it */
     uint32_t waiting;    /* the thread sleeps on tail_seq */
@@ -160,7 +189,12 @@ struct agent_ctl {
     uint64_t magic;
     uint64_t heartbeat;  /* (T) */
     uint64_t lost;       /* calls passed unrecorded: no free slot */
-    uint64_t pad[5];
+    /* The order of every recorded call's parts across threads: each stamp
+     * (agent_rec t_entry, t_exit; agent_slot inflight) is this counter
+     * taken atomically, never a CPU clock, which orders threads only as
+     * well as the CPUs agree (a VM's TSC may not; issue 29). */
+    uint64_t order;
+    uint64_t pad[4];
     uint64_t rows_gen;   /* (T) odd while the tracer removes rows: a seqlock; a line of
                           * its own, read on every unwind */
     uint64_t pad2[7];
@@ -170,6 +204,8 @@ struct agent_ctl {
 #define AGENT_REC_CALL 1 /* then the raw stack from rsp */
 #define AGENT_REC_PAD 2
 #define AGENT_REC_PCS 3  /* then the stack already unwound: an info word, then pcs */
+#define AGENT_REC_BARE 4 /* --sample, a call not sampled: the header alone, no stack
+                          * (stack_len, sig_len and flags 0; no registers) */
 /* A PCS record's info word: 0, the pcs are the whole stack; else the first
  * pcs only, and the stack goes on with the frames of the ring's previous
  * PCS record from frame j = (uint32_t)info, n = info >> 32 frames in all
@@ -188,19 +224,30 @@ struct agent_rec {
     uint64_t t_entry, t_exit;
     uint64_t args[6];
     uint64_t ret;        /* return value (releases: 0) */
-    uint64_t out;        /* posix_memalign: the pointer stored */
+    uint64_t out;        /* posix_memalign: the pointer stored; a string copy: its size */
     uint64_t ra;         /* the return address at entry */
     /* registers at the function's entry (aarch64: rsp is sp, rbp x29,
-     * rbx and r12-r15 x19-x23, ra x30) */
+     * rbx and r12-r15 x19-x23, ra x30; arm: rsp is sp, rbp r7, rbx and
+     * r12-r15 r4, r5, r6, r11, r8, ra lr) */
     uint64_t rsp, rbp, rbx, r12, r13, r14, r15;
-    /* then stack_len bytes from rsp, padded to 8 */
+    /* A raw record made on an alternate signal stack (AGENT_REC_ALTSTACK):
+     * the stack the signal interrupted, sig_len bytes from sig_sp, copied
+     * after the first window (the frames below the signal frame: read from
+     * the live process later they would be another moment's). */
+    uint64_t sig_sp;
+    uint32_t sig_len;
+    uint32_t flags;      /* AGENT_REC_* flags */
+    /* then stack_len bytes from rsp, padded to 8, then sig_len bytes */
 };
+#define AGENT_REC_ALTSTACK 1u /* rsp was on the thread's alternate signal stack */
 
 _Static_assert(sizeof(struct agent_slot) == 128, "agent_slot is two cache lines");
 _Static_assert(__builtin_offsetof(struct agent_slot, tail) == 64, "the tracer's line is the second");
 _Static_assert(__builtin_offsetof(struct agent_ctl, slots) % 64 == 0, "slots start a cache line");
 _Static_assert(sizeof(struct agent_ctl) <= AGENT_CTL_SIZE, "agent_ctl fits its pages");
 _Static_assert(sizeof(struct agent_rec) % 8 == 0, "records stay 8-aligned");
+/* The room a record may take: its header and both stack windows. */
+#define AGENT_REC_MAX_STACK (2u * AGENT_STACK_MAX)
 
 /* Records and pads are multiples of 16 bytes, so the room left at a ring's
  * end is 0 or at least a pad record's header (pos, len, kind): never the

@@ -44,7 +44,7 @@ void agent_fork_settle(struct tracee *t)
      * threads run on: their later calls are the parent's alone).  A thread
      * in the middle of writing a record, or inside a call that releases
      * memory before its record comes, is waited for: at most 50 ms. */
-    uint64_t at = agent_cpu_clock();
+    uint64_t at = agent_order_next(a);
     const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;
     bool seen[AGENT_SLOTS] = {false};
     for (int round = 0; round < 200; round++) {
@@ -111,6 +111,8 @@ static void seed_region(struct agent_engine *a, const struct agent_engine *pa, u
         }
     }
     ctl->heartbeat = pc->heartbeat;
+    /* the forking thread's open call was stamped by the parent's order */
+    ctl->order = __atomic_load_n(&pc->order, __ATOMIC_SEQ_CST);
     ctl->rows_gen = (__atomic_load_n(&pc->rows_gen, __ATOMIC_ACQUIRE) | 1) + 1;
     __atomic_store_n(&ctl->magic, AGENT_MAGIC, __ATOMIC_RELEASE);
 }
@@ -137,28 +139,28 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
         agent_free_local(a);
         return -1;
     }
-    int64_t memfd = agent_target_call(c, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+    int64_t memfd = agent_target_call(c, th, SYS_memfd_create, scratch, MFD_CLOEXEC | MFD_ALLOW_SEALING,
+                                      0, 0, 0, 0);
     if (agent_failed(memfd)) {
         snprintf(why, whylen, "memfd_create in the child: %s", strerror((int)-memfd));
         agent_free_local(a);
         return -1;
     }
+    /* As agent_start: the tracer maps the open file the child holds, once
+     * checked and sealed (a child made with CLONE_FILES shares its table
+     * with a parent that runs on). */
     int64_t r = agent_target_call(c, th, SYS_ftruncate, (uint64_t)memfd, AGENT_SHARED_SIZE, 0, 0, 0, 0);
-    if (!agent_failed(r))
-        r = agent_target_call(c, th, MMAP_SYSCALL, pa->shared, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE,
-                              MAP_SHARED | MAP_FIXED, (uint64_t)memfd, 0);
-    int lfd = -1;
-    if (!agent_failed(r) && (uint64_t)r == pa->shared)
-        lfd = agent_open_target_fd(c->pid, memfd, O_RDWR);
-    if (lfd >= 0) {
-        void *map = mmap(NULL, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
-        close(lfd);
-        a->map = map == MAP_FAILED ? NULL : map;
+    char took[160] = "";
+    if (!agent_failed(r)) {
+        a->map = agent_take_region(c->pid, memfd, AGENT_SHARED_SIZE, took, sizeof(took));
+        if (a->map)
+            r = agent_target_call(c, th, MMAP_SYSCALL, pa->shared, AGENT_SHARED_SIZE,
+                                  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, (uint64_t)memfd, 0);
     }
     agent_target_call(c, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
-    if (!a->map) {
+    if (!a->map || agent_failed(r) || (uint64_t)r != pa->shared) {
         snprintf(why, whylen, "cannot map a shared region of its own: %s",
-                 agent_failed(r) ? strerror((int)-r) : "mapped elsewhere or not opened");
+                 agent_failed(r) ? strerror((int)-r) : took[0] ? took : "mapped elsewhere");
         agent_free_local(a);
         return -1;
     }
@@ -174,14 +176,15 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
     if (agent_target_call(c, th, SYS_pipe2, scratch + 64, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0) == 0) {
         int32_t fds[2];
         if (target_mem_read(&c->mem, scratch + 64, fds, sizeof(fds)) == 0) {
-            a->doorbell_fd = agent_open_target_fd(c->pid, fds[0], O_RDONLY | O_NONBLOCK);
+            a->doorbell_fd = agent_take_doorbell(c->pid, fds[0]);
             a->target_doorbell_r = fds[0];
             a->target_doorbell_fd = fds[1];
             a->data.doorbell_fd = fds[1];
         }
     }
-    /* tracer_pidfd: the child's copy names this tracer too. */
-    a->data.pid = c->pid;
+    /* tracer_pidfd: the child's copy names this tracer too.  The child's
+     * pid as it sees it (a PID namespace: not the tracer's number). */
+    a->data.pid = (int32_t)agent_target_pid(c, th);
     a->data.state = AGENT_ACTIVE;
     c->agent = a;
     if (agent_write_data(c) < 0) {

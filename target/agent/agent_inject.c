@@ -27,17 +27,6 @@
 extern const unsigned char mt_agent_blob[];
 extern const unsigned long mt_agent_blob_len;
 
-bool agent_parse_engine(const char *s, enum tracer_engine *out)
-{
-    if (strcmp(s, "agent") == 0)
-        *out = ENGINE_AGENT;
-    else if (strcmp(s, "ptrace") == 0)
-        *out = ENGINE_PTRACE;
-    else
-        return false;
-    return true;
-}
-
 const char *agent_engine_name(const struct tracee *t)
 {
     return t && (t->agent || t->agent_used) ? "agent" : "ptrace";
@@ -65,14 +54,14 @@ enum tracer_engine agent_default_engine(void)
     return arch_agent_default() && agent_engine_built() ? ENGINE_AGENT : ENGINE_PTRACE;
 }
 
-bool agent_supported(int pid, char *why, size_t whylen)
+bool agent_supported(int pid, uint32_t *cpu_flags, char *why, size_t whylen)
 {
     struct agent_header h;
     if (!read_header(&h)) {
         snprintf(why, whylen, "no agent for this CPU (%s)", ARCH_NAME);
         return false;
     }
-    return agent_cpu_ready(pid, why, whylen);
+    return agent_cpu_ready(pid, cpu_flags, why, whylen);
 }
 
 /* --- system calls run in the target --------------------------------------- */
@@ -101,7 +90,8 @@ uint64_t agent_stack_scratch(struct thread *th)
 int agent_write_data(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
-    return target_mem_write(&t->mem, a->image + a->hdr.data_off, &a->data, sizeof(a->data));
+    /* Not the agent's own fields at the end (its unwind registration). */
+    return target_mem_write(&t->mem, a->image + a->hdr.data_off, &a->data, AGENT_DATA_TRACER_SIZE);
 }
 
 static void undo_start(struct tracee *t, struct thread *th, struct agent_engine *a, int64_t memfd,
@@ -126,11 +116,10 @@ static void undo_start(struct tracee *t, struct thread *th, struct agent_engine 
     free(a);
 }
 
-int agent_open_target_fd(pid_t pid, int64_t fd, int flags)
+int64_t agent_target_pid(struct tracee *t, struct thread *th)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, (int)fd);
-    return open(path, flags | O_CLOEXEC);
+    int64_t pid = agent_target_call(t, th, SYS_getpid, 0, 0, 0, 0, 0, 0);
+    return agent_failed(pid) || pid <= 0 ? t->pid : pid;
 }
 
 /* The seccomp mode of process pid (/proc/PID/status "Seccomp:"): 0 none,
@@ -152,7 +141,8 @@ static int seccomp_mode(int pid)
 
 int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
 {
-    if (!agent_supported(t->pid, why, whylen))
+    uint32_t cpu_flags = 0;
+    if (!agent_supported(t->pid, &cpu_flags, why, whylen))
         return -1;
     /* The agent's injection makes system calls the program itself may
      * never make (memfd_create, pidfd_open, pipe2...): a seccomp policy can
@@ -179,7 +169,9 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         snprintf(why, whylen, "cannot write to the target's stack");
         goto fail;
     }
-    memfd = agent_target_call(t, th, SYS_memfd_create, scratch, MFD_CLOEXEC, 0, 0, 0, 0);
+    /* Sealable: the tracer seals it before mapping it (agent_fds.c). */
+    memfd = agent_target_call(t, th, SYS_memfd_create, scratch, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0,
+                              0, 0, 0);
     if (agent_failed(memfd)) {
         snprintf(why, whylen, "memfd_create in the target: %s", strerror((int)-memfd));
         memfd = -1;
@@ -190,6 +182,12 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         snprintf(why, whylen, "ftruncate in the target: %s", strerror((int)-r));
         goto fail;
     }
+    /* The tracer's mapping first, of the open file the target holds,
+     * checked and sealed: whatever the target does to its descriptor from
+     * here on concerns its own mapping only. */
+    a->map = agent_take_region(t->pid, memfd, AGENT_SHARED_SIZE, why, whylen);
+    if (!a->map)
+        goto fail;
     r = agent_target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                     (uint64_t)memfd, 0);
     if (agent_failed(r)) {
@@ -197,18 +195,6 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         goto fail;
     }
     a->shared = (uint64_t)r;
-    int lfd = agent_open_target_fd(t->pid, memfd, O_RDWR);
-    if (lfd < 0) {
-        snprintf(why, whylen, "cannot open the target's memfd: %s", strerror(errno));
-        goto fail;
-    }
-    void *map = mmap(NULL, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, lfd, 0);
-    close(lfd);
-    if (map == MAP_FAILED) {
-        snprintf(why, whylen, "mmap of the shared region: %s", strerror(errno));
-        goto fail;
-    }
-    a->map = map;
     agent_target_call(t, th, SYS_close, (uint64_t)memfd, 0, 0, 0, 0, 0);
     memfd = -1;
 
@@ -218,16 +204,26 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
         if (target_mem_read(&t->mem, scratch + 64, fds, sizeof(fds)) == 0) {
             pipe_r = fds[0];
             pipe_w = fds[1];
-            a->doorbell_fd = agent_open_target_fd(t->pid, pipe_r, O_RDONLY | O_NONBLOCK);
+            a->doorbell_fd = agent_take_doorbell(t->pid, pipe_r);
             /* The target keeps its read end: a dead tracer's closed end
              * must never make the agent's write raise SIGPIPE. */
             a->target_doorbell_r = (int)pipe_r;
         }
     }
-    /* The tracer's death: a pidfd of ours turns readable. */
-    pidfd = agent_target_call(t, th, SYS_pidfd_open, (uint64_t)getpid(), 0, 0, 0, 0, 0);
-    if (agent_failed(pidfd))
-        pidfd = -1;
+    /* The target's own pid, as it sees it: in a PID namespace (a
+     * container) not ours.  The agent copies its stacks with
+     * process_vm_readv on that pid; with ours it would name no process
+     * there, or another one. */
+    int64_t own_pid = agent_target_pid(t, th);
+    /* The tracer's death: a pidfd of ours turns readable.  Only where the
+     * target sees our pids (its pid is ours for it): in another PID
+     * namespace our pid names nobody, or somebody else. */
+    pidfd = -1;
+    if (own_pid == t->pid) {
+        pidfd = agent_target_call(t, th, SYS_pidfd_open, (uint64_t)getpid(), 0, 0, 0, 0, 0);
+        if (agent_failed(pidfd))
+            pidfd = -1;
+    }
 
     r = agent_target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
                     MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
@@ -247,16 +243,19 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     struct agent_ctl *ctl = (struct agent_ctl *)a->map;
     ctl->magic = AGENT_MAGIC;
     a->data.state = AGENT_ACTIVE;
-    a->data.pid = t->pid;
+    a->data.pid = (int32_t)own_pid;
     a->data.tracer_pidfd = (int32_t)pidfd;
     a->data.shared = a->shared;
     a->data.text_lo = a->image;
     a->data.text_hi = a->image + a->hdr.text_size;
     a->data.depth = t->opts.depth;
+    a->data.cpu_flags = cpu_flags;
     /* MEMTRACE_AGENT_ROWS=0: raw stacks only, every stack unwound by the
      * tracer (the tests compare both ways). */
     const char *rows = getenv("MEMTRACE_AGENT_ROWS");
     a->data.use_rows = !(rows && strcmp(rows, "0") == 0);
+    a->data.sample_bytes = t->opts.sample_bytes;
+    a->data.sample_seed = t->opts.sample_seed;
 
     a->target_doorbell_fd = (int)pipe_w;
     a->data.doorbell_fd = (int32_t)pipe_w;
@@ -284,17 +283,36 @@ __attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
         f |= AGENT_FN_MAP;
     if (fn->op == OP_POSIX_MEMALIGN)
         f |= AGENT_FN_MEMALIGN;
-    if (fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY || fn->op == OP_MUNMAP ||
-        fn->op == OP_MREMAP)
+    if (fn->op == OP_EXCEPTION_ALLOC)
+        f |= AGENT_FN_EXCEPTION;
+    if (fn->op == OP_CATCH)
+        f |= AGENT_FN_CATCH;
+    if (fn->op == OP_STRDUP)
+        f |= AGENT_FN_STRLEN;
+    if (intercept_is_realloc_op(fn->op) || fn->op == OP_MUNMAP || fn->op == OP_MREMAP)
         f |= AGENT_FN_OPEN_RELEASE;
     return f;
 }
 
-static bool patched_name(const struct agent_engine *a, const char *name, uint64_t addr)
+/* Where the agent finds an allocation's size for --sample (agent_abi.h). */
+static uint32_t fn_size_args(const struct intercept_fn *fn)
+{
+    int i, j;
+    switch (intercept_size_args(fn->op, &i, &j)) {
+    case INTERCEPT_SIZE_ARGS:
+        return AGENT_SIZE_ARG(i + fn->shift) | (j >= 0 ? AGENT_SIZE_ARG2(j + fn->shift) : 0);
+    case INTERCEPT_SIZE_COPY:
+        return AGENT_SIZE_OUT;
+    case INTERCEPT_SIZE_NONE:
+        break;
+    }
+    return 0;
+}
+
+static bool patched_addr(const struct agent_engine *a, uint64_t addr)
 {
     for (unsigned i = 0; i < a->npatches; i++)
-        if (a->patches[i].active &&
-            (a->patches[i].addr == addr || strcmp(a->patches[i].fn->name, name) == 0))
+        if (a->patches[i].active && a->patches[i].addr == addr)
             return true;
     return false;
 }
@@ -325,13 +343,15 @@ __attribute__((unused)) static void step_out(struct tracee *t, uint64_t lo, uint
 }
 
 static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
-                     const struct intercept_fn *fn)
+                     const struct intercept_fn *fn, unsigned alloc_id)
 {
     struct agent_engine *a = t->agent;
     if (a->npatches >= AGENT_MAX_FNS)
         return -ENOSPC;
+    /* (arm: addr carries the Thumb bit, its bytes lie at at) */
+    uint64_t at = ARCH_CODE_ADDR(addr);
     uint8_t code[AGENT_PATCH_READ];
-    size_t avail = target_mem_read_partial(&t->mem, addr, code, sizeof(code));
+    size_t avail = target_mem_read_partial(&t->mem, at, code, sizeof(code));
     if (avail < agent_patch_min_len())
         return -EFAULT;
     uint64_t slot = 0;
@@ -350,22 +370,24 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     unsigned stub = agent_patch_stub_len();
     if ((rc = target_mem_write(&t->mem, slot, bytes, stub + n)) < 0)
         return rc;
-    a->data.fns[idx].orig = slot + stub;
-    a->data.fns[idx].entry = addr;
+    a->data.fns[idx].orig = slot + stub + (addr - at); /* entered in the function's state */
+    a->data.fns[idx].entry = at; /* frame 0's pc, as a breakpoint stop gives it */
     a->data.fns[idx].flags = fn_flags(fn);
+    a->data.fns[idx].size_args = fn_size_args(fn);
     uint64_t fn_off = a->hdr.data_off + offsetof(struct agent_data, fns) + idx * sizeof(struct agent_fn);
     if ((rc = target_mem_write(&t->mem, a->image + fn_off, &a->data.fns[idx], sizeof(struct agent_fn))) < 0)
         return rc;
-    step_out(t, addr, addr + covered);
+    step_out(t, at, at + covered);
     struct agent_patch *p = &a->patches[idx];
     memset(p, 0, sizeof(*p));
     memcpy(p->orig, code, covered);
-    if ((rc = target_mem_write(&t->mem, addr, jump, covered)) < 0)
+    if ((rc = target_mem_write(&t->mem, at, jump, covered)) < 0)
         return rc;
     p->addr = addr;
     p->slot = slot;
     p->module_start = m->start;
     p->fn = fn;
+    p->alloc_id = alloc_id;
     p->covered = covered;
     p->active = true;
     a->npatches++;
@@ -374,7 +396,9 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
 
 bool agent_fn_patched(const struct intercept_fn *fn)
 {
-    return fn->op != OP_EXIT;
+    /* exit: a breakpoint when wanted; the unwinder: the agent's frames
+     * carry unwind information of their own (agent_core.inc.c) */
+    return fn->op != OP_EXIT && fn->op != OP_UNWIND;
 }
 
 static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
@@ -389,18 +413,45 @@ static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
     }
 }
 
-unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m, unsigned *refused)
+/* The target's C++ unwinder (libgcc_s, which exports both names) and the
+ * dynamic linker: the agent registers the unwind information of its entry
+ * with the first, so that an exception thrown out of an intercepted
+ * function unwinds through the agent's frame to the program's handler
+ * (agent_core.inc.c, register_frames). */
+static void note_unwinder(struct tracee *t, struct module *m)
+{
+    struct agent_engine *a = t->agent;
+    if (m->is_interp && !a->data.interp.lo) {
+        a->data.interp.lo = m->start;
+        a->data.interp.hi = m->end;
+        agent_write_data(t);
+    }
+    if (a->data.register_frame_info || !module_export_addr(t->modules, m, "_Unwind_Find_FDE"))
+        return;
+    uint64_t reg = module_export_addr(t->modules, m, "__register_frame_info");
+    if (!reg)
+        return;
+    a->data.register_frame_info = reg;
+    a->data.unwinder.lo = m->start;
+    a->data.unwinder.hi = m->end;
+    agent_write_data(t);
+}
+
+unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
+                            const struct intercept_site *sites, size_t n, unsigned alloc_id,
+                            unsigned *refused)
 {
     struct agent_engine *a = t->agent;
     unsigned placed = 0;
     *refused = 0;
-    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
+    note_unwinder(t, m);
+    for (size_t i = 0; i < n; i++) {
+        const struct intercept_fn *fn = sites[i].fn;
         if (!agent_fn_patched(fn)) /* a breakpoint instead (placement.c) */
             continue;
-        uint64_t addr = module_export_addr(t->modules, m, fn->name);
-        if (!addr || patched_name(a, fn->name, addr))
+        if (patched_addr(a, sites[i].addr))
             continue;
-        int rc = patch_one(t, th, m, addr, fn);
+        int rc = patch_one(t, th, m, sites[i].addr, fn, alloc_id);
         if (rc == 0)
             placed++;
         else
@@ -425,6 +476,12 @@ void agent_module_gone(struct tracee *t, uint64_t module_start)
     for (unsigned i = 0; i < a->npatches; i++)
         if (a->patches[i].module_start == module_start)
             a->patches[i].active = false; /* its index stays: records may name it */
+    if (a->data.unwinder.lo == module_start) {
+        /* (a registration made stays in its memory, gone with it) */
+        a->data.register_frame_info = 0;
+        a->data.unwinder.lo = a->data.unwinder.hi = 0;
+        agent_write_data(t);
+    }
     for (uint32_t i = 0; i < a->data.nranges; i++)
         if (a->data.alloc[i].lo == module_start) {
             a->data.alloc[i] = a->data.alloc[--a->data.nranges];
@@ -485,7 +542,7 @@ void agent_free_local(struct agent_engine *a)
 static void release_local(struct tracee *t)
 {
     struct agent_engine *a = t->agent;
-    struct agent_stats st;
+    struct engine_stats st;
     /* MEMTRACE_AGENT_STATS=1: where the calls went, at the end (bench, perf work) */
     const char *want = getenv("MEMTRACE_AGENT_STATS");
     if (want && strcmp(want, "1") == 0 && agent_get_stats(t, &st))
@@ -513,7 +570,7 @@ void agent_stop(struct tracee *t)
     unsigned undone = 0, kept = 0;
     for (unsigned i = 0; i < a->npatches; i++) {
         struct agent_patch *p = &a->patches[i];
-        if (p->active && target_mem_write(&t->mem, p->addr, p->orig, p->covered) == 0)
+        if (p->active && target_mem_write(&t->mem, ARCH_CODE_ADDR(p->addr), p->orig, p->covered) == 0)
             undone++;
         else if (p->active)
             kept++;
@@ -536,6 +593,12 @@ void agent_stop(struct tracee *t)
         free(ws.stopped);
         th = any_stopped(t);
     }
+    /* The agent's unwind information registered with the target's
+     * unwinder points into its image: the image stays (text and data; no
+     * function leads into it any more), the rings go. */
+    uint32_t frames = 0;
+    bool keep_image = target_mem_read(&t->mem, a->image + a->hdr.data_off + offsetof(struct agent_data, frames),
+                                      &frames, sizeof(frames)) < 0 || frames != 0;
     if (th && !agent_busy(t)) {
         if (a->data.tracer_pidfd >= 0)
             agent_target_call(t, th, SYS_close, (uint64_t)a->data.tracer_pidfd, 0, 0, 0, 0, 0);
@@ -543,9 +606,12 @@ void agent_stop(struct tracee *t)
             agent_target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_fd, 0, 0, 0, 0, 0);
         if (a->target_doorbell_r >= 0)
             agent_target_call(t, th, SYS_close, (uint64_t)a->target_doorbell_r, 0, 0, 0, 0, 0);
-        agent_target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
+        if (!keep_image)
+            agent_target_call(t, th, SYS_munmap, a->image, a->hdr.total_size, 0, 0, 0, 0);
         agent_target_call(t, th, SYS_munmap, a->shared, AGENT_SHARED_SIZE, 0, 0, 0, 0);
-        mt_info("agent engine: %u patches removed, agent unmapped", undone);
+        mt_info("agent engine: %u patches removed, agent %s", undone,
+                keep_image ? "kept mapped (its unwind information is registered), switched off"
+                           : "unmapped");
     } else {
         mt_info("agent engine: %u patches removed; a thread is inside the agent, which stays "
                 "mapped and switched off", undone);
@@ -572,7 +638,8 @@ int agent_release_child(struct tracee *t, int child_pid)
         return rc;
     for (unsigned i = 0; i < a->npatches; i++)
         if (a->patches[i].active) {
-            int w = target_mem_write(&cm, a->patches[i].addr, a->patches[i].orig, a->patches[i].covered);
+            int w = target_mem_write(&cm, ARCH_CODE_ADDR(a->patches[i].addr), a->patches[i].orig,
+                                     a->patches[i].covered);
             rc = rc < 0 ? rc : w;
         }
     uint32_t off = AGENT_OFF;

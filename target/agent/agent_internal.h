@@ -8,6 +8,7 @@
 #include "target/tracer/intercept.h"
 
 #include <sys/syscall.h>
+#include <sys/types.h>
 
 #ifdef SYS_mmap2
 #define MMAP_SYSCALL SYS_mmap2 /* offsets here are 0: the same call */
@@ -22,6 +23,7 @@ struct agent_patch {
     uint64_t slot;              /* stub, then the displaced copy */
     uint64_t module_start;
     const struct intercept_fn *fn;
+    unsigned alloc_id;          /* its module in t->allocators */
     uint8_t orig[16];           /* bytes the jump replaced */
     unsigned covered;
     bool active;
@@ -49,8 +51,10 @@ struct agent_engine {
     uint32_t head_stack[AGENT_SLOTS];
     uint64_t calls, waits_seen;
     bool last_drain_busy;
+    bool rang;                  /* the doorbell rang since the last drain */
+    unsigned idle_drains;       /* drains in a row that replayed nothing though asked to */
     struct thread *dummy;       /* records of a thread already gone */
-    uint64_t raw_records, pcs_records, delta_records;
+    uint64_t raw_records, pcs_records, delta_records, bare_records;
     uint32_t rows;              /* entries in the shared row table */
     struct agent_mod_sig *mods; /* the modules the rows were made with */
     uint64_t pf_pos[AGENT_SLOTS];   /* ring position read ahead up to (the books prefetched) */
@@ -73,13 +77,35 @@ void agent_free_local(struct agent_engine *a);
 int64_t agent_target_call(struct tracee *t, struct thread *th, long nr, uint64_t a0, uint64_t a1,
                           uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5);
 static inline bool agent_failed(int64_t r) { return r < 0 && r > -4096; }
+/* t's pid as t itself sees it (getpid run by th): another number inside a
+ * PID namespace; t->pid when the call fails. */
+int64_t agent_target_pid(struct tracee *t, struct thread *th);
 /* A scratch area on th's stack, below the red zone (0: none). */
 uint64_t agent_stack_scratch(struct thread *th);
-/* The tracer's own descriptor of the target's descriptor fd. */
-int agent_open_target_fd(pid_t pid, int64_t fd, int flags);
+/* agent_fds.c: the target's descriptors, taken (never reopened by path)
+ * and checked.  The open file behind the target's descriptor fd, as the
+ * target holds it (pidfd_getfd): a descriptor, or -errno. */
+int agent_take_target_fd(pid_t pid, int64_t fd);
+/* The target's memfd fd, sealed here against shrinking and growing, and
+ * mapped if it is exactly size bytes: the mapping, or NULL with a one-line
+ * reason. */
+void *agent_take_region(pid_t pid, int64_t fd, uint64_t size, char *why, size_t whylen);
+/* The target's descriptor fd if it is a FIFO (the doorbell's read end), or -1. */
+int agent_take_doorbell(pid_t pid, int64_t fd);
+/* One read of the doorbell that never blocks: the bytes read (0: none
+ * now), or -errno when the doorbell is of no more use (no writer left). */
+int agent_doorbell_read(int fd);
 /* agent_ring.c: agent_drain, replaying only the records stamped before
- * cutoff (a time stamp counter value; UINT64_MAX: all). */
+ * cutoff (an agent_order_next value; UINT64_MAX: all). */
 unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);
+/* The stamp the agent's next call part will get at least (agent_ctl
+ * order): every part stamped so far is below it, every later one not. */
+static inline uint64_t agent_order_next(const struct agent_engine *a)
+{
+    const struct agent_ctl *ctl = (const struct agent_ctl *)a->map;
+    uint64_t o = __atomic_load_n(&ctl->order, __ATOMIC_SEQ_CST);
+    return o == UINT64_MAX ? o : o + 1; /* (the target can write it: no wrap to 0) */
+}
 /* agent_rows.c */
 /* A CFI expression (the module's bytes: untrusted) that is exactly
  * DW_OP_breg<reg> off, then with deref DW_OP_deref, reg the stack or frame

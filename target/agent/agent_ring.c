@@ -1,6 +1,7 @@
 /* The agent's rings, read by the tracer: the decoder (the target writes the
  * rings: every record is copied out, then checked), the merge of all
- * threads' rings in time order, and the replay of each call into the books
+ * threads' rings in the order of their stamps (agent_ctl order: one
+ * counter the agent takes atomically, not a CPU clock), and the replay of each call into the books
  * through the breakpoint engine's own code (target/tracer/calls.c). */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +20,11 @@
 #include "target/tracer/calls.h"
 #include "target/tracer/misuse.h"
 #include "target/tracer/tracee.h"
+
+uint64_t agent_rec_payload(const struct agent_rec *r)
+{
+    return r->sig_len ? (((uint64_t)r->stack_len + 7) & ~7ull) + r->sig_len : r->stack_len;
+}
 
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
                     struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail)
@@ -47,14 +53,17 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsign
             tail += len;
             continue;
         }
-        if ((kind != AGENT_REC_CALL && kind != AGENT_REC_PCS) || len < sizeof(struct agent_rec))
+        if ((kind != AGENT_REC_CALL && kind != AGENT_REC_PCS && kind != AGENT_REC_BARE) ||
+            len < sizeof(struct agent_rec))
             return -1;
         memcpy(copy, ring + off, sizeof(*copy));
         /* Checked on the copy: the target cannot change it any more. */
         if (copy->len != len || copy->kind != kind || copy->fn >= nfns ||
-            copy->stack_len > AGENT_STACK_MAX ||
-            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len < 16)) ||
-            AGENT_REC_LEN(copy->stack_len) != len)
+            copy->stack_len > AGENT_STACK_MAX || copy->sig_len > AGENT_STACK_MAX ||
+            (kind == AGENT_REC_PCS && (copy->stack_len % 8 || copy->stack_len < 16 ||
+                                       copy->sig_len || copy->flags)) ||
+            (kind == AGENT_REC_BARE && (copy->stack_len || copy->sig_len || copy->flags)) ||
+            AGENT_REC_LEN(agent_rec_payload(copy)) != len)
             return -1;
         *stack = ring + off + sizeof(*copy);
         *next_tail = tail + len;
@@ -100,11 +109,11 @@ void agent_ring_free(struct agent_engine *a)
 
 static bool two_parts(const struct intercept_fn *fn)
 {
-    return fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY;
+    return intercept_is_realloc_op(fn->op);
 }
 
-/* When a record's part happened: a release before the function ran, an
- * allocation after it returned.  munmap and mremap release inside the
+/* When a record's part happened, its stamp: a release before the
+ * function ran, an allocation after it returned.  munmap and mremap release inside the
  * call: their entry, where the agent held back the others (inflight), so
  * that another thread's mmap of the same range comes after. */
 static uint64_t part_time(const struct agent_engine *a, unsigned s)
@@ -140,13 +149,6 @@ static void learn_stack(struct tracee *t, struct agent_slot *slot, uint64_t sp)
     fclose(f);
 }
 
-static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
-{
-    uint64_t r;
-    *overflow = __builtin_mul_overflow(a, b, &r);
-    return r;
-}
-
 static void replay(struct tracee *t, unsigned s)
 {
     struct agent_engine *a = t->agent;
@@ -170,10 +172,18 @@ static void replay(struct tracee *t, unsigned s)
     const uint64_t callee[5] = {r->rbx, r->r12, r->r13, r->r14, r->r15};
     agent_cpu_entry_regs(regs, p->addr, r->rsp, r->rbp, r->ra, callee, r->args);
     bool raw = r->kind == AGENT_REC_CALL;
-    if (raw) {
+    if (r->kind == AGENT_REC_BARE) {
+        /* --sample, not sampled: no stack (capture.c) */
+        t->snap_unsampled = true;
+        a->bare_records++;
+    } else if (raw) {
         t->snap = stack;
         t->snap_base = r->rsp;
         t->snap_len = r->stack_len;
+        /* the stack a signal on the alternate stack interrupted */
+        t->snap2 = r->sig_len ? stack + ((r->stack_len + 7) & ~7u) : NULL;
+        t->snap2_base = r->sig_sp;
+        t->snap2_len = r->sig_len;
         a->raw_records++;
     } else {
         /* Unwound in the target already: every capture of this call is
@@ -184,50 +194,53 @@ static void replay(struct tracee *t, unsigned s)
     }
     uint64_t ret_addr = r->ra;
     uint32_t learn_id = UINT32_MAX;
+    /* the function's own arguments (mi_heap_* take the heap first) */
+    uint64_t args[5] = {0};
+    memcpy(args, r->args + fn->shift, sizeof(args));
+    if (intercept_is_heap_fn(fn) && (!two_parts(fn) || a->head_part[s] == 0))
+        allocators_count(&t->allocators, p->alloc_id);
 
     if (fn->releases) {
-        call_record_release(t, th, fn, regs, r->args[0], ret_addr);
+        call_record_release(t, th, fn, p->addr, p->alloc_id, regs, args[0], ret_addr);
         if (raw && a->data.use_rows)
             learn_id = capture_stack(t, regs);
-    } else if (two_parts(fn)) {
-        bool overflow = false;
-        uint64_t size = fn->op == OP_REALLOC ? r->args[1]
-                                              : checked_product(r->args[1], r->args[2], &overflow);
-        if (a->head_part[s] == 0) {
-            misuse_end_release_chain(th);
-            uint32_t id = capture_stack(t, regs);
-            a->head_stack[s] = id;
-            learn_id = id;
-            if (r->args[0])
-                misuse_check_realloc(t, th, fn, r->args[0], id);
-            if (!overflow && r->args[0] && (r->ret || size == 0)) {
-                struct heap_block old;
-                if (heap_record_free(t->books, r->args[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
-                    misuse_reallocated(t, &old, id);
-            }
-        } else if (!overflow && r->ret) {
-            heap_record_alloc(t->books, r->ret, size, a->head_stack[s], ALLOC_MALLOC);
-        }
     } else {
-        misuse_end_release_chain(th);
-        uint32_t id = capture_stack(t, regs);
-        learn_id = id;
-        if (fn->op == OP_POSIX_MEMALIGN) {
-            if ((int)r->ret == 0 && r->out)
-                heap_record_alloc(t->books, r->out, r->args[2], id, ALLOC_MALLOC);
+        /* the books through calls.c, as a breakpoint's return books them */
+        struct pending_call c;
+        memset(&c, 0, sizeof(c));
+        c.fn = fn;
+        c.tid = th->tid;
+        c.alloc_id = p->alloc_id;
+        memcpy(c.args, args, sizeof(c.args));
+        if (fn->op == OP_STRDUP)
+            c.args[0] = r->out; /* the copy's size, measured by the agent */
+        if (fn->op == OP_POSIX_MEMALIGN)
+            c.out = r->out; /* the pointer it stored, read by the agent */
+        c.orig_ret = ret_addr;
+        c.ret_slot = r->rsp;
+        enum call_book parts = CALL_BOOK_ALL;
+        if (two_parts(fn) && a->head_part[s] != 0) {
+            /* realloc's new block, at the return's moment */
+            c.stack_id = a->head_stack[s];
+            parts = CALL_BOOK_ALLOC;
         } else {
-            struct pending_call c;
-            memset(&c, 0, sizeof(c));
-            c.fn = fn;
-            memcpy(c.args, r->args, sizeof(c.args));
-            c.orig_ret = ret_addr;
-            c.ret_slot = r->rsp;
-            c.stack_id = id;
-            call_record_result(t, &c, r->ret);
+            misuse_end_release_chain(th);
+            c.stack_id = capture_stack(t, regs);
+            learn_id = c.stack_id;
+            if (two_parts(fn)) {
+                /* realloc's release, at the entry's moment */
+                a->head_stack[s] = c.stack_id;
+                if (args[0])
+                    misuse_check_realloc(t, th, fn, args[0], c.stack_id);
+                parts = CALL_BOOK_RELEASE;
+            }
         }
+        call_record_result(t, &c, r->ret, parts);
     }
     t->snap = NULL;
+    t->snap2 = NULL;
     t->snap_pcs = NULL;
+    t->snap_unsampled = false;
     if (raw && learn_id != UINT32_MAX && a->data.use_rows)
         agent_learn_rows(t, learn_id);
 }
@@ -357,8 +370,14 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
     struct agent_ctl *ctl = (struct agent_ctl *)a->map;
     ctl->heartbeat++;
     /* Records stamped at or after the entry of a call still open in some
-     * thread wait: that call's own record may have to come first. */
-    uint64_t watermark = force ? UINT64_MAX : agent_cpu_clock();
+     * thread wait: that call's own record may have to come first.  And
+     * those stamped after this moment: a record another thread commits
+     * while the rings are read may precede them.  (A record that proves
+     * its block exists, a malloc's, is committed before its thread
+     * returns the block: a free of it elsewhere is stamped later, above
+     * this watermark if the malloc was not seen.)  The order is read
+     * before the slots' inflight (agent_core.inc.c). */
+    uint64_t watermark = force ? UINT64_MAX : agent_order_next(a);
     if (cutoff < watermark)
         watermark = cutoff;
     unsigned active[AGENT_SLOTS], nactive = 0;
@@ -381,16 +400,35 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
             watermark = in;
         active[nactive++] = s;
     }
+    /* At most a ring's worth of each ring per drain: a process that
+     * shares the region (it can map the memfd while it is in the target's
+     * descriptor table) may write records as fast as they are read, even
+     * while every thread of the target is stopped. */
+    uint64_t start[AGENT_SLOTS];
+    for (unsigned i = 0; i < nactive; i++)
+        start[active[i]] = a->tails[active[i]];
     unsigned n = 0;
+    bool held = false;
+    /* A ring whose share of this drain is used up keeps its next record
+     * for the next drain: nothing stamped after that record may go before
+     * it, from any ring (the block a free releases may be that record's). */
+    uint64_t share_end = UINT64_MAX;
     for (;;) {
         int best = -1;
         uint64_t best_time = UINT64_MAX;
+        held = false;
         for (unsigned i = 0; i < nactive; i++) {
             unsigned s = active[i];
             if (!fetch_head(t, s))
                 continue;
+            held = true;
             uint64_t when = part_time(a, s);
-            if ((when < watermark || (force && cutoff == UINT64_MAX)) &&
+            if (a->tails[s] - start[s] >= AGENT_RING_SIZE) {
+                if (when < share_end)
+                    share_end = when;
+                continue;
+            }
+            if ((when < watermark || (force && cutoff == UINT64_MAX)) && when < share_end &&
                 (best < 0 || when < best_time)) {
                 best = (int)s;
                 best_time = when;
@@ -399,7 +437,9 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
         if (best < 0)
             break;
         unsigned s = (unsigned)best;
-        if (!a->stack_known[s]) {
+        /* (not from an alternate signal stack: its mapping is not the
+         * thread's stack) */
+        if (!a->stack_known[s] && !(a->head_rec[s]->flags & AGENT_REC_ALTSTACK)) {
             a->stack_known[s] = true;
             learn_stack(t, &ctl->slots[s], a->head_rec[s]->rsp);
         }
@@ -428,24 +468,64 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
     }
     a->calls += n;
     a->last_drain_busy = n > 0;
+    /* Nothing replayed though the doorbell rang or a record waits: the
+     * next drains come further apart (agent_poll_timeout). */
+    if (n > 0 || !(a->rang || held))
+        a->idle_drains = 0;
+    else if (a->idle_drains < 1000)
+        a->idle_drains++;
+    a->rang = false;
     return n;
 }
 
-int agent_poll_fd(const struct tracee *t) { return t && t->agent ? t->agent->doorbell_fd : -1; }
+/* The target writes the doorbell, and can ring it without end, or hold
+ * every record back (a call left "in flight" in every slot): a doorbell
+ * that brought nothing to replay is not listened to again until a drain
+ * replays something, and the drains in between come further apart, up to
+ * AGENT_IDLE_MAX_MS (a program whose realloc runs long waits that much at
+ * most for its ring; an adversary costs the tracer a few drains a
+ * second). */
+enum { AGENT_IDLE_MAX_MS = 40, AGENT_DOORBELL_READS = 16 };
+
+int agent_poll_fd(const struct tracee *t)
+{
+    /* (one doorbell that brought nothing is no sign: the drain before it
+     * may have taken what it rang for) */
+    if (!t || !t->agent || t->agent->idle_drains >= 2)
+        return -1;
+    return t->agent->doorbell_fd;
+}
 
 int agent_poll_timeout(const struct tracee *t)
 {
     if (!t || !t->agent)
         return -1;
-    return t->agent->last_drain_busy ? 0 : 5;
+    const struct agent_engine *a = t->agent;
+    if (a->last_drain_busy)
+        return 0;
+    unsigned idle = a->idle_drains < 2 ? 0 : a->idle_drains < 5 ? a->idle_drains - 1 : 4;
+    int ms = 5 << idle;
+    return ms < AGENT_IDLE_MAX_MS ? ms : AGENT_IDLE_MAX_MS;
 }
 
 void agent_doorbell(struct tracee *t)
 {
-    char buf[256];
-    if (t->agent && t->agent->doorbell_fd >= 0)
-        while (read(t->agent->doorbell_fd, buf, sizeof(buf)) > 0)
-            ;
+    struct agent_engine *a = t->agent;
+    if (!a || a->doorbell_fd < 0)
+        return;
+    /* A bounded number of reads (the pipe holds 64 KiB; /dev/zero, had it
+     * been let in, never ends), none of which blocks. */
+    for (int i = 0; i < AGENT_DOORBELL_READS; i++) {
+        int n = agent_doorbell_read(a->doorbell_fd);
+        if (n < 0) {
+            close(a->doorbell_fd); /* the timeout drains from here on */
+            a->doorbell_fd = -1;
+            break;
+        }
+        if (n < 256)
+            break;
+    }
+    a->rang = true;
 }
 
 void agent_thread_exit(struct tracee *t, int tid)
@@ -463,7 +543,7 @@ void agent_thread_exit(struct tracee *t, int tid)
         }
 }
 
-bool agent_get_stats(const struct tracee *t, struct agent_stats *out)
+bool agent_get_stats(const struct tracee *t, struct engine_stats *out)
 {
     if (!t || !t->agent)
         return false;

@@ -4,8 +4,9 @@
  * each frame's row goes into the shared table when the agent's form can
  * hold it, so the next call through the same frames is unwound in the
  * target and sends only its pcs.  The form holds exactly what the tracer's
- * unwinder would do at that pc (target/unwind/unwind.c on x86_64 and
- * aarch64): CFA = rsp or rbp (aarch64: sp or x29) + offset, return address and saved rbp at CFA offsets, and
+ * unwinder would do at that pc (target/unwind/unwind.c on x86_64, i386,
+ * aarch64 and arm, where the EHABI tables and Thumb prologues are read
+ * where no CFI covers a pc: arm_step_form.c): CFA = rsp or rbp (aarch64: sp or x29) + offset, return address and saved rbp at CFA offsets, and
  * the pcs where it stops (no CFI, outermost frame).  Anything else
  * (expressions, signal frames, other registers) stays with the tracer. */
 #include <stdlib.h>
@@ -18,6 +19,19 @@
 #include "target/tracer/modules.h"
 #include "target/tracer/tracee.h"
 #include "target/unwind/unwind.h"
+#ifdef ARCH_UNWIND_EXIDX
+#include "target/objects/object.h"
+#include "target/unwind/arm_step_form.h"
+#endif
+
+/* The frame pointer the rows follow: the psABI's (rbp, x29), on arm r7,
+ * Thumb-2's (Debian's armhf code is Thumb-2; an ARM-code frame on r11 is
+ * left to the tracer). */
+#ifdef ARCH_AGENT_ROW_FP
+#define ROW_FP ARCH_AGENT_ROW_FP
+#else
+#define ROW_FP ARCH_DWARF_FP
+#endif
 
 static struct agent_row *rows_of(struct agent_engine *a)
 {
@@ -29,7 +43,7 @@ bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, in
     if (!e || len < 2 || e[0] < 0x70 || e[0] > 0x8f) /* DW_OP_breg0..31 */
         return false;
     *reg = e[0] - 0x70u;
-    if (*reg != ARCH_DWARF_SP && *reg != ARCH_DWARF_FP)
+    if (*reg != ARCH_DWARF_SP && *reg != ROW_FP)
         return false;
     int64_t v = 0;
     unsigned shift = 0;
@@ -50,10 +64,43 @@ bool agent_breg_expr(const uint8_t *e, size_t len, bool deref, unsigned *reg, in
     return i == len;
 }
 
+#ifdef ARCH_UNWIND_EXIDX
+/* arm: where no CFI covers a pc, the unwinder's EHABI or prologue step
+ * (target/unwind/arm_step_form.c) in the agent's form. */
+static struct exidx_table *rows_find_exidx(void *ctx, uint64_t pc, uint64_t *bias)
+{
+    struct module *m = module_find(((struct tracee *)ctx)->modules, pc);
+    if (!m)
+        return NULL;
+    *bias = m->bias;
+    return object_exidx(m->obj);
+}
+
+static size_t rows_func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t *code, size_t max)
+{
+    return module_func_code(((struct tracee *)ctx)->modules, pc, start, code, max);
+}
+
+static uint64_t compile_arm_row(struct tracee *t, uint64_t probe)
+{
+    struct unwind_lookup lookup = {.ctx = t, .find_exidx = rows_find_exidx, .func_code = rows_func_code};
+    struct arm_step_form f = arm_step_form(&lookup, probe);
+    if (f.kind == ARM_STEP_STOP)
+        return AGENT_ROW_VAL(AGENT_ROW_STOP, 0, 0, 0, 0);
+    if (f.kind == ARM_STEP_OUTERMOST)
+        return AGENT_ROW_VAL(AGENT_ROW_OUTERMOST, 0, 0, 0, 0);
+    if (f.kind != ARM_STEP_ROW || f.ra_off != (int8_t)f.ra_off ||
+        (f.fp_saved && (f.fp_off != (int16_t)f.fp_off || (uint16_t)f.fp_off == AGENT_ROW_BP_SAME)))
+        return 0;
+    return AGENT_ROW_VAL(AGENT_ROW_STEP, f.cfa_from_fp, f.cfa_off,
+                         f.fp_saved ? f.fp_off : (int16_t)AGENT_ROW_BP_SAME, f.ra_off);
+}
+#endif
+
 /* 0 when the row cannot be said in the agent's form. */
 static uint64_t compile_row(struct tracee *t, uint64_t probe)
 {
-#if defined(__x86_64__) || defined(__aarch64__) || defined(__i386__)
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__i386__) || defined(__arm__)
     struct module *m = module_find(t->modules, probe);
 #ifdef ARCH_HAS_SIGTRAMP
     /* Without CFI the tracer's unwinder may still step a signal frame by
@@ -66,6 +113,10 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
         return no_row;
     struct cfi_table *table = object_cfi(m->obj);
     const struct cfi_row *row = table ? cfi_lookup(table, probe - m->bias) : NULL;
+#ifdef ARCH_UNWIND_EXIDX
+    if (!row)
+        return compile_arm_row(t, probe);
+#endif
     if (!row)
         return no_row;
     if (row->ra_column != ARCH_DWARF_RA)
@@ -82,14 +133,14 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
               : row->cfa_kind != CFI_CFA_REG_OFFSET || row->cfa_offset != cfa_off)
         return 0;
     if (row->signal_frame || row->addr_size != ARCH_PTR_SIZE ||
-        (cfa_reg != ARCH_DWARF_SP && cfa_reg != ARCH_DWARF_FP))
+        (cfa_reg != ARCH_DWARF_SP && cfa_reg != ROW_FP))
         return 0;
     if (ra->kind != CFI_RULE_OFFSET || ra->u.offset != (int8_t)ra->u.offset)
         return 0;
     uint8_t spk = row->regs[ARCH_DWARF_SP].kind;
     if (spk != CFI_RULE_UNSPECIFIED && spk != CFI_RULE_SAME_VALUE)
         return 0;
-    const struct cfi_rule *bp = &row->regs[ARCH_DWARF_FP];
+    const struct cfi_rule *bp = &row->regs[ROW_FP];
     int bp_off;
     unsigned bp_reg = 0;
     int32_t bp_expr_off = 0;
@@ -100,12 +151,12 @@ static uint64_t compile_row(struct tracee *t, uint64_t probe)
         bp_off = (int)bp->u.offset;
     else if (deref && bp->kind == CFI_RULE_EXPRESSION &&
              agent_breg_expr(bp->u.expr, bp->expr_len, false, &bp_reg, &bp_expr_off) &&
-             bp_reg == ARCH_DWARF_FP && bp_expr_off == (int16_t)bp_expr_off &&
+             bp_reg == ROW_FP && bp_expr_off == (int16_t)bp_expr_off &&
              (uint16_t)bp_expr_off != AGENT_ROW_BP_SAME)
         bp_off = (int)bp_expr_off; /* saved at rbp + offset */
     else
         return 0;
-    return AGENT_ROW_VAL(AGENT_ROW_STEP, cfa_reg == ARCH_DWARF_FP, cfa_off, bp_off, ra->u.offset) |
+    return AGENT_ROW_VAL(AGENT_ROW_STEP, cfa_reg == ROW_FP, cfa_off, bp_off, ra->u.offset) |
            (deref ? AGENT_ROW_CFA_DEREF : 0);
 #else
     (void)t;

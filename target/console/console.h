@@ -2,7 +2,7 @@
  * the event loop feeds it whatever bytes stdin delivered and owns the timer;
  * the console executes each complete line and writes to its FILE.
  *
- *   help [CMD]    status    monitor N    clear    scan    quit
+ *   help [CMD]    status    monitor N    clear    scan    quit    snapshot [> FILE]
  *   report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|massif|html|heaptrack|pprof] [> FILE]
  *
  * A bad line prints exactly one "error: ..." line and changes nothing. */
@@ -46,6 +46,12 @@ struct console_ops {
     const struct timeline *(*timeline)(void *ctx);
     /* The latest leak scan's result (report -f html shows it); NULL: none. */
     const struct report_leaks *(*leaks)(void *ctx);
+    /* The process's RSS split into parts now (status, report), a new
+     * object for rss_parts_free and free; NULL: not available. */
+    struct rss_parts *(*memory)(void *ctx);
+    /* Writes a snapshot report to path (NULL: a name of its own), the name
+     * used into written; 0, or -1 after saying why. */
+    int (*snapshot)(void *ctx, const char *path, char *written, size_t len);
 };
 
 /* Lines longer than this are rejected whole with one error. */
@@ -55,6 +61,10 @@ struct console;
 
 struct console *console_new(const struct console_ops *ops, void *ctx, FILE *out);
 void console_free(struct console *c);
+
+/* The fd the console's lines are read from: `report > FILE` never writes
+ * into it (nor into stdin). */
+void console_set_input_fd(struct console *c, int fd);
 
 /* On a terminal the console prints "> " now and after every line. */
 void console_set_interactive(struct console *c, bool interactive);

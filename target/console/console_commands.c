@@ -4,6 +4,8 @@
 #include "target/report/report_file.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -11,7 +13,7 @@ static const struct help_entry {
     const char *name, *usage, *text;
 } help_entries[] = {
     { "help", "help [CMD]", "list the commands, or describe CMD" },
-    { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations" },
+    { "status", "status", "dated HEAP SUMMARY, mapped bytes, traced threads, the peak and temporary allocations, where the RSS went (MEMORY)" },
     { "monitor", "monitor N", "print status every N seconds (decimals allowed) with the growth "
                               "since the previous one; monitor 0 stops" },
     { "report", "report [-n TOP] [-s bytes|blocks|allocs] [-j] [-f text|json|folded|html|massif|heaptrack|pprof] [> FILE]",
@@ -22,6 +24,8 @@ static const struct help_entry {
                         "allocated from now on and still in use (the peak starts over too)" },
     { "scan", "scan", "leak scan: find blocks no pointer refers to" },
     { "quit", "quit", "detach from the target, write the final report, exit" },
+    { "snapshot", "snapshot [> FILE]", "a report with MEMORY written now, to FILE or to a file "
+                                       "named after the pid and the time (as --snapshot-rss)" },
 };
 
 const char *console_command_usage(const char *name)
@@ -107,6 +111,13 @@ void cmd_status(struct console *c, const struct tokens *t)
     fprintf(c->out, "    temporary allocations: %" PRIu64 "\n", tot.temporary);
     if (c->ops.engine)
         c->ops.engine(c->ctx, c->out);
+    /* Not in monitor's summaries either: reading smaps takes a while. */
+    struct rss_parts *mem = c->ops.memory ? c->ops.memory(c->ctx) : NULL;
+    if (mem) {
+        report_write_memory_text(c->out, mem);
+        rss_parts_free(mem);
+        free(mem);
+    }
 }
 
 void console_reset_baseline(struct console *c)
@@ -243,7 +254,13 @@ static int report_job_run(void *arg)
         src.timeline = c->ops.timeline(c->ctx);
     if (c->ops.leaks && j->opt->format == REPORT_HTML)
         src.leaks = c->ops.leaks(c->ctx);
+    struct rss_parts *mem = c->ops.memory ? c->ops.memory(c->ctx) : NULL;
+    src.memory = mem;
     int rc = report_write(j->out, &src, j->opt);
+    if (mem) {
+        rss_parts_free(mem);
+        free(mem);
+    }
     if (fflush(j->out) != 0 || ferror(j->out))
         rc = -1;
     return rc;
@@ -259,9 +276,27 @@ static int write_report(struct console *c, FILE *out, const struct report_option
     return rc;
 }
 
+/* Is st the file the console reads its lines from (or stdin)?  A report
+ * written into the pipe, FIFO or socket it reads would come back as
+ * commands, one into the script file it reads would cut the script short.
+ * /proc/self/fd/0, /dev/fd/0 and /dev/stdin all open that same file: the
+ * device and inode say so, whatever the path.  A terminal is not refused:
+ * what is written to it is shown, never read back. */
+static bool is_console_input(const struct console *c, const struct stat *st)
+{
+    int fds[2] = { c->in_fd, 0 };
+    for (int i = 0; i < 2; i++) {
+        struct stat in;
+        if (fds[i] >= 0 && fstat(fds[i], &in) == 0 && in.st_dev == st->st_dev &&
+            in.st_ino == st->st_ino && !S_ISCHR(in.st_mode))
+            return true;
+    }
+    return false;
+}
+
 void cmd_report(struct console *c, const struct tokens *t)
 {
-    struct report_options opt = { REPORT_TEXT, REPORT_SORT_BYTES, 0 };
+    struct report_options opt = { .format = REPORT_TEXT, .sort = REPORT_SORT_BYTES, .top = 0 };
     const char *path = NULL;
     for (size_t i = 1; i < t->count; i++) {
         const char *w = t->word[i];
@@ -312,6 +347,13 @@ void cmd_report(struct console *c, const struct tokens *t)
         write_report(c, c->out, &opt);
         return;
     }
+    /* Before the open (which truncates a file), and after it (the file
+     * opened is the one written). */
+    struct stat st;
+    if (stat(path, &st) == 0 && is_console_input(c, &st)) {
+        console_error(c, "report: %.256s is the console's own input: not written", path);
+        return;
+    }
     char why[512] = "";
     FILE *f = c->ops.open_output ? c->ops.open_output(c->ctx, path)
                                  : report_file_open(path, why, sizeof(why));
@@ -320,6 +362,11 @@ void cmd_report(struct console *c, const struct tokens *t)
             console_error(c, "report: cannot open %.400s", why);
         else
             console_error(c, "report: cannot open %.256s: %s", path, strerror(errno));
+        return;
+    }
+    if (fstat(fileno(f), &st) == 0 && is_console_input(c, &st)) {
+        fclose(f);
+        console_error(c, "report: %.256s is the console's own input: not written", path);
         return;
     }
     bool failed = write_report(c, f, &opt) < 0 || ferror(f) != 0;

@@ -14,6 +14,7 @@ struct console {
     FILE *out;
     bool interactive, quit;
     bool editing;       /* lines come from the line editor (line_edit.c) */
+    int in_fd;          /* where the lines come from (-1: unknown; stdin is checked too) */
 
     char line[CONSOLE_LINE_MAX];
     size_t len;
@@ -37,6 +38,7 @@ void cmd_clear(struct console *c, const struct tokens *t);
 void cmd_scan(struct console *c, const struct tokens *t);
 void cmd_quit(struct console *c, const struct tokens *t);
 void cmd_help(struct console *c, const struct tokens *t);
+void cmd_snapshot(struct console *c, const struct tokens *t);
 
 /* Restart the growth baseline at the current figures. */
 void console_reset_baseline(struct console *c);

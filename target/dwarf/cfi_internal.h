@@ -3,7 +3,7 @@
 #define MT_DWARF_CFI_INTERNAL_H
 
 #include "target/dwarf/cfi.h"
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 
 /* DW_EH_PE_* pointer encodings (LSB, .eh_frame). */
 #define DW_EH_PE_absptr   0x00

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "target/elf/elf_section_map.h"
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 
 bool dwarf_span_ensure(const struct dwarf_span *s, uint64_t off, uint64_t len)
 {

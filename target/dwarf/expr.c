@@ -1,6 +1,6 @@
 /* DW_OP_* stack machine for CFI expressions. */
 #include "target/dwarf/expr.h"
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 
 #include <string.h>
 

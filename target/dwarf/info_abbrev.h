@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 #include "target/dwarf/dwarf_sections.h"
 
 /* Real abbreviations have a few dozen attributes at most; more is garbage,

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 #include "target/dwarf/dwarf_sections.h"
 
 /* What a form means for the reader, as far as we interpret it. */

@@ -4,7 +4,7 @@
 
 #include "shared/xalloc.h"
 #include "target/elf/elf_section_map.h"
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 
 /* Resident bytes beyond the unit being walked: units are read in order,
  * so little more than the current one is ever needed. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 
 /* A unit larger than this is refused (corrupt, or not for a small board). */
 #define INFO_STREAM_MAX_UNIT (64u * 1024 * 1024)

@@ -10,7 +10,7 @@
 
 #include "target/dwarf/info_inline.h"
 #include "target/dwarf/line_index.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 
 struct line_object;
 

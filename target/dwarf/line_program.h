@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 #include "target/dwarf/dwarf_sections.h"
 #include "target/dwarf/line_header.h"
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 
 struct section_map;
 

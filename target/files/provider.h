@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/files/byte_source.h"
+#include "shared/files/byte_source.h"
 
 struct file_provider;
 

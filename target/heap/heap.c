@@ -1,14 +1,18 @@
 #include "target/heap/heap.h"
 
 #include "shared/xalloc.h"
+#include "target/heap/map_ledger.h"
+#include "target/heap/sample_draw.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 /* One live (or forgotten) block: 20 bytes, the address, one packed word:
- *   bits  0-31  size; SIZE_BIG when it does not fit (then in the big list)
+ *   bits  0-27  size; SIZE_BIG when it does not fit (then in the big list)
+ *   bits 28-31  the heap that made it (heap_set_heap; 0: not said)
  *   bits 32-59  stack id (28 bits: far more stacks than memory could hold;
  *               a larger id is recorded as 0, "no stack")
  *   bits 60-62  kind
@@ -22,7 +26,9 @@ struct __attribute__((packed, aligned(4))) block_slot {
     uint32_t seq;
 };
 
-#define SIZE_BIG 0xffffffffull
+#define SIZE_BIG 0x0fffffffull
+#define HEAP_SHIFT 28
+#define HEAP_MASK 0xfull
 #define STACK_SHIFT 32
 #define STACK_MASK ((1ull << 28) - 1)
 #define KIND_SHIFT 60
@@ -34,7 +40,7 @@ struct __attribute__((packed, aligned(4))) block_slot {
 #define LOAD_NUM 4
 #define LOAD_DEN 5
 
-/* Blocks of 4 GiB or more, by address: rare enough for a plain list. */
+/* Blocks of 256 MiB or more, by address: rare enough for a plain list. */
 struct big_block {
     uint64_t addr, size;
 };
@@ -71,8 +77,7 @@ struct heap_books {
     uint32_t per_stack_cap;
     uint32_t stack_limit;
 
-    struct heap_region *regions;      /* sorted, disjoint */
-    size_t nregions, regions_cap;
+    struct map_ledger maps;           /* the mmap family's regions */
 
     uint64_t seq;                     /* alloc and free events recorded */
     uint64_t peak_seq;                /* the event that reached the peak */
@@ -82,10 +87,14 @@ struct heap_books {
     double loaded_seconds;            /* loaded books: their moment; else < 0 */
 
     uint32_t cur_tid;
+    unsigned cur_heap;                /* heap_set_heap */
     uint64_t cur_last;                /* the last block cur_tid allocated, 0 = none */
     struct thread_last *threads;      /* the other threads' */
     size_t threads_mask;              /* capacity - 1 (0: no table yet) */
     size_t nthreads;
+
+    uint64_t sample_bytes;            /* --sample's mean (0: every block has its stack) */
+    uint32_t unsampled_stack;         /* the pseudo-stack of the blocks not sampled */
 };
 
 static const char *const kind_names[ALLOC_KIND_COUNT] = {
@@ -94,12 +103,19 @@ static const char *const kind_names[ALLOC_KIND_COUNT] = {
     [ALLOC_NEW_ARRAY] = "new[]",
     [ALLOC_NEW_ALIGNED] = "aligned new",
     [ALLOC_NEW_ARRAY_ALIGNED] = "aligned new[]",
+    [ALLOC_ANY] = "any",
+    [ALLOC_CUSTOM] = "custom",
 };
 
 const char *alloc_kind_name(enum alloc_kind kind)
 {
     return (unsigned)kind < ALLOC_KIND_COUNT ? kind_names[kind] : "?";
 }
+
+/* The key of a custom block that begins where a live block of another
+ * kind begins (heap.h): its address with this bit, which no user address
+ * of a traced CPU has.  Blocks are given out without it (slot_to_block). */
+#define KEY_NESTED (1ull << 63)
 
 static size_t home_of(const struct heap_books *b, uint64_t addr)
 {
@@ -130,7 +146,7 @@ void heap_books_free(struct heap_books *b)
     free(b->slots);
     free(b->big);
     free(b->per_stack);
-    free(b->regions);
+    map_ledger_free(&b->maps);
     free(b->threads);
     free(b);
 }
@@ -256,15 +272,59 @@ static struct stack_rec *stack_touch(struct heap_books *b, uint32_t id)
     return r;
 }
 
+/* What one block adds to its stack's figures: itself, or under --sample
+ * its estimate, the block scaled by the inverse of the probability that it
+ * was sampled, 1 - exp(-size/mean).  The count is that weight rounded up
+ * or down at random (by the block's sequence number, so that its free
+ * takes back what its allocation added): unbiased, and whole. */
+struct stack_share {
+    uint64_t bytes, blocks;
+};
+
+static struct stack_share block_share(const struct heap_books *b, uint64_t size, uint32_t seq)
+{
+    if (!b->sample_bytes)
+        return (struct stack_share){size, 1};
+    if (!size)
+        return (struct stack_share){0, 0}; /* never sampled: no estimate */
+    double w = 1.0 / -expm1(-(double)size / (double)b->sample_bytes);
+    double whole = floor(w);
+    uint64_t h = sample_seed_for(0, seq); /* by the sequence alone: a seeded run repeats */
+    double u = (double)(h >> 11) * 0x1.0p-53;
+    return (struct stack_share){(uint64_t)llround((double)size * w),
+                                (uint64_t)whole + (u < w - whole ? 1 : 0)};
+}
+
+/* Does the block's stack carry figures?  The pseudo-stack of the blocks
+ * not sampled does not: the sampled stacks' estimates stand for them. */
+static bool stack_counted(const struct heap_books *b, uint32_t stack_id)
+{
+    return !b->sample_bytes || stack_id != b->unsampled_stack;
+}
+
+void heap_set_sample(struct heap_books *b, uint64_t mean, uint32_t unsampled_stack)
+{
+    b->sample_bytes = mean;
+    b->unsampled_stack = unsampled_stack;
+}
+
+uint64_t heap_sample_bytes(const struct heap_books *b)
+{
+    return b->sample_bytes;
+}
+
 /* Take a current block out of the in-use figures. */
 static void unaccount(struct heap_books *b, const struct block_slot *s)
 {
     uint64_t size = slot_size(b, s);
     b->totals.in_use_bytes -= size;
     b->totals.in_use_blocks--;
+    if (!stack_counted(b, slot_stack(s)))
+        return;
+    struct stack_share sh = block_share(b, size, s->seq);
     struct stack_totals *st = &stack_touch(b, slot_stack(s))->t;
-    st->bytes_in_use -= size;
-    st->blocks_in_use--;
+    st->bytes_in_use -= sh.bytes;
+    st->blocks_in_use -= sh.blocks;
 }
 
 static double seconds_since(const struct timespec *origin)
@@ -336,6 +396,18 @@ void heap_set_thread(struct heap_books *b, uint32_t tid)
     b->cur_tid = tid;
 }
 
+/* The books' peak moves up with what is in use now. */
+static void note_peak(struct heap_books *b)
+{
+    if (b->totals.in_use_bytes > b->peak.bytes) {
+        b->peak.bytes = b->totals.in_use_bytes;
+        b->peak.blocks = b->totals.in_use_blocks;
+        b->peak.seconds = seconds_since(&b->origin);
+        b->peak_seq = b->seq;
+        b->peak_alloc = b->seq_next;
+    }
+}
+
 void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
                        uint32_t stack_id, enum alloc_kind kind)
 {
@@ -346,6 +418,12 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
     b->seq++;
     size_t i = probe(b, addr);
     struct block_slot *s = &b->slots[i];
+    if (kind == ALLOC_CUSTOM && s->addr && !slot_forgotten(s) &&
+        ((s->meta >> KIND_SHIFT) & 7) != ALLOC_CUSTOM) {
+        addr |= KEY_NESTED;
+        i = probe(b, addr);
+        s = &b->slots[i];
+    }
     if (s->addr) {
         if (!slot_forgotten(s)) {
             unaccount(b, s);
@@ -361,7 +439,8 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
         small = SIZE_BIG;
         big_set(b, addr, size);
     }
-    *s = (struct block_slot){ addr, small | ((uint64_t)stack_id << STACK_SHIFT) |
+    *s = (struct block_slot){ addr, small | ((uint64_t)(b->cur_heap & HEAP_MASK) << HEAP_SHIFT) |
+                                        ((uint64_t)stack_id << STACK_SHIFT) |
                                         ((uint64_t)kind << KIND_SHIFT),
                               (uint32_t)++b->seq_next };
 
@@ -369,19 +448,16 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
     b->totals.bytes_allocated += size;
     b->totals.in_use_bytes += size;
     b->totals.in_use_blocks++;
-    struct stack_totals *st = &stack_touch(b, stack_id)->t;
-    st->allocs++;
-    st->bytes_allocated += size;
-    st->bytes_in_use += size;
-    st->blocks_in_use++;
-    b->cur_last = addr;
-    if (b->totals.in_use_bytes > b->peak.bytes) {
-        b->peak.bytes = b->totals.in_use_bytes;
-        b->peak.blocks = b->totals.in_use_blocks;
-        b->peak.seconds = seconds_since(&b->origin);
-        b->peak_seq = b->seq;
-        b->peak_alloc = b->seq_next;
+    if (stack_counted(b, stack_id)) {
+        struct stack_share sh = block_share(b, size, s->seq);
+        struct stack_totals *st = &stack_touch(b, stack_id)->t;
+        st->allocs += sh.blocks;
+        st->bytes_allocated += sh.bytes;
+        st->bytes_in_use += sh.bytes;
+        st->blocks_in_use += sh.blocks;
     }
+    b->cur_last = addr & ~KEY_NESTED;
+    note_peak(b);
 
     if (b->used * LOAD_DEN > (b->mask + 1) * LOAD_NUM)
         table_grow(b);
@@ -390,10 +466,11 @@ void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
 static void slot_to_block(const struct heap_books *b, const struct block_slot *s,
                           struct heap_block *out)
 {
-    out->addr = s->addr;
+    out->addr = s->addr & ~KEY_NESTED;
     out->size = slot_size(b, s);
     out->stack_id = slot_stack(s);
     out->kind = (enum alloc_kind)((s->meta >> KIND_SHIFT) & 7);
+    out->heap = (unsigned)((s->meta >> HEAP_SHIFT) & HEAP_MASK);
     out->seq = s->seq;
 }
 
@@ -404,6 +481,8 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
     if (!addr)
         return HEAP_FREE_UNKNOWN;
     size_t i = probe(b, addr);
+    if (kind == ALLOC_CUSTOM && b->slots[probe(b, addr | KEY_NESTED)].addr)
+        i = probe(b, addr |= KEY_NESTED);
     struct block_slot *s = &b->slots[i];
     if (!s->addr)
         return HEAP_FREE_UNKNOWN;
@@ -412,9 +491,11 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
     b->seq++;
     if (!slot_forgotten(s)) {
         unaccount(b, s);
-        if (b->cur_last == addr) {
+        if (b->cur_last == (addr & ~KEY_NESTED)) {
             b->totals.temporary++;
-            stack_slot(b, blk.stack_id)->t.temporary++;
+            if (stack_counted(b, blk.stack_id))
+                stack_slot(b, blk.stack_id)->t.temporary +=
+                    block_share(b, blk.size, blk.seq).blocks;
         }
     }
     /* heaptrack's rule: any free ends the chance of the next one. */
@@ -424,7 +505,63 @@ enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
     slot_remove(b, i);
     if (freed)
         *freed = blk;
-    return blk.kind == kind ? HEAP_FREE_OK : HEAP_FREE_MISMATCH;
+    if (blk.heap && b->cur_heap && blk.heap != b->cur_heap)
+        return HEAP_FREE_OTHER_HEAP;
+    return blk.kind == kind || blk.kind == ALLOC_ANY || kind == ALLOC_ANY ? HEAP_FREE_OK
+                                                                          : HEAP_FREE_MISMATCH;
+}
+
+enum heap_free_result heap_record_drop(struct heap_books *b, uint64_t addr, enum alloc_kind kind,
+                                       struct heap_block *freed)
+{
+    enum heap_free_result r = heap_record_free(b, addr, kind, freed);
+    b->totals.frees--;
+    return r;
+}
+
+bool heap_record_resize(struct heap_books *b, uint64_t addr, uint64_t old_size, uint64_t new_size)
+{
+    if (!addr || !new_size)
+        return false;
+    size_t i = probe(b, addr | KEY_NESTED);
+    if (!b->slots[i].addr)
+        i = probe(b, addr);
+    struct block_slot *s = &b->slots[i];
+    if (!s->addr || slot_forgotten(s) || slot_size(b, s) != old_size)
+        return false;
+    if (old_size == new_size)
+        return true;
+    b->seq++;
+    if ((s->meta & SIZE_BIG) == SIZE_BIG)
+        big_forget(b, s->addr);
+    uint64_t small = new_size;
+    if (new_size >= SIZE_BIG) {
+        small = SIZE_BIG;
+        big_set(b, s->addr, new_size);
+    }
+    s->meta = (s->meta & ~SIZE_BIG) | small;
+    b->totals.in_use_bytes += new_size - old_size;  /* wraps right when it shrinks */
+    /* The stack's share moves from the old size's to the new one's, as
+     * unaccount will take the new one's out (the same under --sample). */
+    if (stack_counted(b, slot_stack(s))) {
+        struct stack_share was = block_share(b, old_size, s->seq), now = block_share(b, new_size, s->seq);
+        struct stack_totals *st = &stack_touch(b, slot_stack(s))->t;
+        st->bytes_in_use += now.bytes - was.bytes;
+        st->blocks_in_use += now.blocks - was.blocks;
+    }
+    note_peak(b);
+    return true;
+}
+
+void heap_count_pool_alloc(struct heap_books *b, uint64_t size, uint32_t stack_id)
+{
+    if (stack_id > STACK_MASK)
+        stack_id = 0;
+    b->totals.allocs++;
+    b->totals.bytes_allocated += size;
+    struct stack_totals *st = &stack_touch(b, stack_id)->t;
+    st->allocs++;
+    st->bytes_allocated += size;
 }
 
 bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *out)
@@ -465,7 +602,10 @@ struct heap_books *heap_books_clone(const struct heap_books *b)
     *c = *b;
     c->slots = memdup_array(b->slots, b->mask + 1, sizeof(*b->slots));
     c->per_stack = memdup_array(b->per_stack, b->per_stack_cap, sizeof(*b->per_stack));
-    c->regions = memdup_array(b->regions, b->regions_cap, sizeof(*b->regions));
+    c->big = memdup_array(b->big, b->big_cap, sizeof(*b->big)); /* its own, as the slots */
+    if (!c->big)
+        c->nbig = c->big_cap = 0;
+    map_ledger_clone(&c->maps, &b->maps);
     c->threads = memdup_array(b->threads, b->threads_mask ? b->threads_mask + 1 : 0,
                               sizeof(*b->threads));
     return c;
@@ -553,14 +693,18 @@ void heap_foreach_block(const struct heap_books *b, heap_block_fn fn, void *ctx)
 
 static int cmp_block_addr(const void *a, const void *b)
 {
-    uint64_t x = ((const struct heap_block *)a)->addr;
-    uint64_t y = ((const struct heap_block *)b)->addr;
-    return x < y ? -1 : x > y;
+    const struct heap_block *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    /* a custom block nested at another's address: after it */
+    return (x->kind == ALLOC_CUSTOM) - (y->kind == ALLOC_CUSTOM);
 }
 
 struct heap_block *heap_export_blocks(const struct heap_books *b, size_t *count)
 {
-    size_t n = (size_t)b->totals.in_use_blocks, k = 0;
+    /* The figure may exceed the blocks kept (loaded books keep none): the
+     * array is sized by the table. */
+    size_t n = b->totals.in_use_blocks < b->used ? (size_t)b->totals.in_use_blocks : b->used, k = 0;
     struct heap_block *out = n ? xreallocarray(NULL, n, sizeof(*out)) : NULL;
     for (size_t i = 0; i <= b->mask && k < n; i++) {
         const struct block_slot *s = &b->slots[i];
@@ -584,10 +728,15 @@ struct heap_block *heap_export_all_blocks(const struct heap_books *b, size_t *co
     if (k > 1)
         qsort(out, k, sizeof(*out), cmp_block_addr);
     if (forgotten) {
-        /* Sorted by address: look each one's forgotten bit up again. */
+        /* Sorted by address: look each one's forgotten bit up again (a
+         * custom block nested at another's address: under its own key). */
         *forgotten = xcalloc(k ? k : 1, sizeof(**forgotten));
-        for (size_t j = 0; j < k; j++)
-            (*forgotten)[j] = slot_forgotten(&b->slots[probe(b, out[j].addr)]);
+        for (size_t j = 0; j < k; j++) {
+            const struct block_slot *s = &b->slots[probe(b, out[j].addr)];
+            if (out[j].kind == ALLOC_CUSTOM && b->slots[probe(b, out[j].addr | KEY_NESTED)].addr)
+                s = &b->slots[probe(b, out[j].addr | KEY_NESTED)];
+            (*forgotten)[j] = slot_forgotten(s);
+        }
     }
     *count = k;
     return out;
@@ -595,100 +744,35 @@ struct heap_block *heap_export_all_blocks(const struct heap_books *b, size_t *co
 
 /* ---- mapping ledger ---- */
 
-uint64_t heap_page_size(void)
-{
-    long ps = sysconf(_SC_PAGESIZE);
-    return ps > 0 ? (uint64_t)ps : 4096;
-}
-
-/* [addr, addr + len rounded up to pages), clamped at the top of the space. */
-static bool page_range(uint64_t addr, uint64_t len, uint64_t *start, uint64_t *end)
-{
-    uint64_t ps = heap_page_size();
-    if (len == 0)
-        return false;
-    uint64_t rounded = len > UINT64_MAX - (ps - 1) ? UINT64_MAX & ~(ps - 1)
-                                                   : (len + ps - 1) & ~(ps - 1);
-    *start = addr;
-    *end = rounded > UINT64_MAX - addr ? UINT64_MAX : addr + rounded;
-    return *end > *start;
-}
-
-/* First region whose end lies above addr. */
-static size_t region_search(const struct heap_books *b, uint64_t addr)
-{
-    size_t lo = 0, hi = b->nregions;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (b->regions[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void region_insert_at(struct heap_books *b, size_t i, struct heap_region r)
-{
-    if (b->nregions == b->regions_cap) {
-        b->regions_cap = b->regions_cap ? b->regions_cap * 2 : 64;
-        b->regions = xreallocarray(b->regions, b->regions_cap, sizeof(*b->regions));
-    }
-    memmove(&b->regions[i + 1], &b->regions[i], (b->nregions - i) * sizeof(*b->regions));
-    b->regions[i] = r;
-    b->nregions++;
-}
-
-/* Remove [s, e) from the ledger, trimming or splitting regions it overlaps. */
+/* The totals change by what the ledger says (not set from it): loaded
+ * books (heap_load_totals) have figures and no regions. */
 static void ledger_cut(struct heap_books *b, uint64_t s, uint64_t e)
 {
-    size_t i = region_search(b, s);
-    while (i < b->nregions && b->regions[i].start < e) {
-        struct heap_region *r = &b->regions[i];
-        if (r->start < s && r->end > e) {
-            struct heap_region tail = { e, r->end, r->stack_id };
-            b->totals.mapped_bytes -= e - s;
-            r->end = s;
-            region_insert_at(b, i + 1, tail);
-            break;
-        }
-        if (r->start < s) {
-            b->totals.mapped_bytes -= r->end - s;
-            r->end = s;
-            i++;
-        } else if (r->end > e) {
-            b->totals.mapped_bytes -= e - r->start;
-            r->start = e;
-            break;
-        } else {
-            b->totals.mapped_bytes -= r->end - r->start;
-            memmove(r, r + 1, (b->nregions - i - 1) * sizeof(*r));
-            b->nregions--;
-        }
-    }
-    b->totals.mapped_regions = b->nregions;
+    b->totals.mapped_bytes -= map_ledger_cut(&b->maps, s, e);
+    b->totals.mapped_regions = b->maps.count;
 }
 
 static void ledger_add(struct heap_books *b, uint64_t s, uint64_t e, uint32_t stack_id)
 {
-    ledger_cut(b, s, e);
-    region_insert_at(b, region_search(b, s), (struct heap_region){ s, e, stack_id });
+    uint64_t removed;
+    map_ledger_add(&b->maps, s, e, stack_id, &removed);
+    b->totals.mapped_bytes -= removed;
     b->totals.mapped_bytes += e - s;
-    b->totals.mapped_regions = b->nregions;
+    b->totals.mapped_regions = b->maps.count;
 }
 
 void heap_record_map(struct heap_books *b, uint64_t addr, uint64_t len, uint32_t stack_id)
 {
     uint64_t s, e;
     b->totals.maps_recorded++;
-    if (page_range(addr, len, &s, &e))
+    if (map_ledger_pages(addr, len, &s, &e))
         ledger_add(b, s, e, stack_id);
 }
 
 void heap_record_unmap(struct heap_books *b, uint64_t addr, uint64_t len)
 {
     uint64_t s, e;
-    if (page_range(addr, len, &s, &e))
+    if (map_ledger_pages(addr, len, &s, &e))
         ledger_cut(b, s, e);
 }
 
@@ -697,23 +781,23 @@ void heap_record_remap(struct heap_books *b, uint64_t old_addr, uint64_t old_len
 {
     uint64_t s, e;
     b->totals.maps_recorded++;
-    if (page_range(old_addr, old_len, &s, &e))
+    if (map_ledger_pages(old_addr, old_len, &s, &e))
         ledger_cut(b, s, e);
-    if (page_range(new_addr, new_len, &s, &e))
+    if (map_ledger_pages(new_addr, new_len, &s, &e))
         ledger_add(b, s, e, stack_id);
 }
 
 const struct heap_region *heap_regions(const struct heap_books *b, size_t *count)
 {
-    *count = b->nregions;
-    return b->regions;
+    *count = b->maps.count;
+    return b->maps.regions;
 }
 
 size_t heap_books_memory(const struct heap_books *b)
 {
     return sizeof(*b) + (b->mask + 1) * sizeof(*b->slots) + b->big_cap * sizeof(*b->big) +
            (size_t)b->per_stack_cap * sizeof(*b->per_stack) +
-           b->regions_cap * sizeof(*b->regions) +
+           map_ledger_memory(&b->maps) +
            (b->threads_mask ? b->threads_mask + 1 : 0) * sizeof(*b->threads);
 }
 
@@ -727,6 +811,11 @@ void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
     b->seq = 1;
 }
 
+bool heap_books_loaded(const struct heap_books *b)
+{
+    return b->loaded_seconds >= 0;
+}
+
 void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
                      uint64_t peak_bytes, uint64_t peak_blocks)
 {
@@ -736,4 +825,9 @@ void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack
     r->peak_bytes = peak_bytes;
     r->peak_blocks = peak_blocks;
     r->mod_seq = 1;
+}
+
+void heap_set_heap(struct heap_books *b, unsigned heap)
+{
+    b->cur_heap = heap <= HEAP_MASK ? heap : 0;
 }

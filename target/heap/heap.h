@@ -33,6 +33,10 @@ enum alloc_kind {
     ALLOC_NEW_ARRAY,           /* operator new[] */
     ALLOC_NEW_ALIGNED,         /* operator new(size_t, align_val_t) */
     ALLOC_NEW_ARRAY_ALIGNED,   /* operator new[](size_t, align_val_t) */
+    ALLOC_ANY,                 /* made or released through an address that carries
+                                  names of several families: never mismatched */
+    ALLOC_CUSTOM,              /* a program's own allocator: valgrind's
+                                  MALLOCLIKE_BLOCK / FREELIKE_BLOCK requests */
     ALLOC_KIND_COUNT
 };
 
@@ -42,6 +46,7 @@ enum heap_free_result {
     HEAP_FREE_OK = 0,
     HEAP_FREE_UNKNOWN,   /* never allocated while traced, or already freed */
     HEAP_FREE_MISMATCH,  /* wrong family (delete of new[] memory...): still freed */
+    HEAP_FREE_OTHER_HEAP, /* made by another heap than the releasing one: still freed */
 };
 
 struct heap_block {
@@ -50,6 +55,7 @@ struct heap_block {
     uint32_t stack_id;
     enum alloc_kind kind;
     uint32_t seq;           /* allocation order (wraps at 2^32); 0 if unknown */
+    unsigned heap;          /* the heap that made it (heap_set_heap); 0: not said */
 };
 
 struct heap_totals {
@@ -87,10 +93,30 @@ void heap_books_free(struct heap_books *b);
 void heap_record_alloc(struct heap_books *b, uint64_t addr, uint64_t size,
                        uint32_t stack_id, enum alloc_kind kind);
 
+/* A custom block (ALLOC_CUSTOM) may begin where a live block of another
+ * kind begins (an arena's first object at the start of its malloc'ed
+ * superblock): both are kept, and a custom release finds the custom one
+ * first, as memcheck's tables do.  Exported blocks may then overlap. */
+
 /* Counts one free call (see above).  freed, when not NULL, receives the block
  * on HEAP_FREE_OK and HEAP_FREE_MISMATCH. */
 enum heap_free_result heap_record_free(struct heap_books *b, uint64_t addr,
                                        enum alloc_kind kind, struct heap_block *freed);
+
+/* A block released without a free call: the custom blocks inside a piece
+ * an AUTO_FREE mempool gives back (memcheck counts no free for them). */
+enum heap_free_result heap_record_drop(struct heap_books *b, uint64_t addr, enum alloc_kind kind,
+                                       struct heap_block *freed);
+
+/* valgrind's RESIZEINPLACE_BLOCK: the live block at addr of old_size
+ * (a custom one first) now has new_size; no alloc or free is counted.
+ * false (nothing changed) when there is no such block or new_size is 0. */
+bool heap_record_resize(struct heap_books *b, uint64_t addr, uint64_t old_size, uint64_t new_size);
+
+/* A piece of a valgrind mempool (MEMPOOL_ALLOC): memcheck counts it among
+ * the allocations and bytes allocated, never in use nor freed (the pool's
+ * pieces are kept apart: target/heap/custom_pools.h). */
+void heap_count_pool_alloc(struct heap_books *b, uint64_t size, uint32_t stack_id);
 
 /* The live block starting at addr (not a forgotten one); false if none. */
 bool heap_lookup(const struct heap_books *b, uint64_t addr, struct heap_block *out);
@@ -167,6 +193,12 @@ void heap_get_stack_peak(const struct heap_books *b, uint32_t stack_id,
  * its stack's `temporary` and the totals' grow by one. */
 void heap_set_thread(struct heap_books *b, uint32_t tid);
 
+/* The heap (an allocator of its own: glibc's, jemalloc's...; 1..15, 0:
+ * not said) that makes the following records, as heap_set_thread.  A block
+ * made by one heap and released by another (both said) is
+ * HEAP_FREE_OTHER_HEAP. */
+void heap_set_heap(struct heap_books *b, unsigned heap);
+
 /* Seconds since the books were created (the clock of the peak's time and
  * of target/heap/timeline). */
 double heap_seconds(const struct heap_books *b);
@@ -179,11 +211,25 @@ void heap_load_totals(struct heap_books *b, const struct heap_totals *t,
                       const struct heap_peak *peak, double seconds);
 void heap_load_stack(struct heap_books *b, uint32_t stack_id, const struct stack_totals *now,
                      uint64_t peak_bytes, uint64_t peak_blocks);
+/* Were the books loaded (heap_load_totals), not kept from a live process? */
+bool heap_books_loaded(const struct heap_books *b);
 
 /* Was the live block blk (from heap_export_blocks) in use at the peak,
  * i.e. allocated before it?  Exact while fewer than 2^32 allocations were
  * recorded after the peak (block sequence numbers are 32-bit). */
 bool heap_block_in_use_at_peak(const struct heap_books *b, const struct heap_block *blk);
+
+/* --sample (target/heap/sample_draw.h): from here on the blocks of
+ * unsampled_stack (the pseudo-stack of allocations not sampled) add
+ * nothing to any stack's figures, and every other block adds its
+ * estimate (its size and count scaled by the inverse of its chance of
+ * being sampled, 1 - exp(-size/mean)).  The totals, the peak and the
+ * block table stay exact.  mean 0: exact books.  Set once, before the
+ * first record (a block is taken out of its stack's figures with the
+ * weight it was put in with). */
+void heap_set_sample(struct heap_books *b, uint64_t mean, uint32_t unsampled_stack);
+/* The mean set by heap_set_sample (0: not sampled). */
+uint64_t heap_sample_bytes(const struct heap_books *b);
 
 /* Bytes the books hold (block table, per-stack array, ledger). */
 size_t heap_books_memory(const struct heap_books *b);

@@ -7,13 +7,16 @@
 
 const char *misuse_title(enum misuse_kind kind)
 {
-    return kind == MISUSE_MISMATCHED ? "Mismatched free() / delete / delete []"
-                                     : "Invalid free() / delete / delete[] / realloc()";
+    return kind == MISUSE_MISMATCHED   ? "Mismatched free() / delete / delete []"
+           : kind == MISUSE_OTHER_HEAP ? "Free by another allocator"
+                                       : "Invalid free() / delete / delete[] / realloc()";
 }
 
 const char *misuse_token(enum misuse_kind kind)
 {
-    return kind == MISUSE_MISMATCHED ? "mismatched_free" : "invalid_free";
+    return kind == MISUSE_MISMATCHED   ? "mismatched_free"
+           : kind == MISUSE_OTHER_HEAP ? "other_allocator_free"
+                                       : "invalid_free";
 }
 
 const struct misuse_error *misuse_log_add(struct misuse_log *log, const struct misuse_error *e)

@@ -5,6 +5,8 @@
  *   MISUSE_MISMATCHED    "Mismatched free() / delete / delete []": a block
  *                        released by the wrong family (delete of new[]
  *                        memory, free of new memory, delete[] of malloc...)
+ *   MISUSE_OTHER_HEAP    a block made by one allocator (jemalloc's malloc)
+ *                        released by another one's function (glibc's free)
  * Each error keeps the stack of the bad call and, when the address lies in a
  * known block, that block with the stacks of its allocation (and release).
  * Stacks are ids in the traced process's stack table. */
@@ -17,6 +19,7 @@
 enum misuse_kind {
     MISUSE_INVALID_FREE,
     MISUSE_MISMATCHED,
+    MISUSE_OTHER_HEAP,
 };
 
 enum misuse_block_state {
@@ -35,11 +38,15 @@ struct misuse_error {
     uint64_t block_addr, block_size;
     uint32_t alloc_stack;       /* 0 when unknown */
     uint32_t free_stack;        /* MISUSE_BLOCK_FREED only */
+    /* MISUSE_OTHER_HEAP: the modules (base names) of the allocator that
+     * made the block and of the one that was given it */
+    char made_by[64], released_by[64];
 };
 
 /* Valgrind's title line for the kind. */
 const char *misuse_title(enum misuse_kind kind);
-/* A short token for JSON: "invalid_free", "mismatched_free". */
+/* A short token for JSON: "invalid_free", "mismatched_free",
+ * "other_allocator_free". */
 const char *misuse_token(enum misuse_kind kind);
 
 #define MISUSE_LOG_MAX 1000

@@ -1,4 +1,3 @@
-#include "target/agent/agent.h"
 #include "target/leak/leak_tracee.h"
 
 #include <errno.h>
@@ -12,6 +11,7 @@
 #include "shared/xalloc.h"
 #include "target/heap/heap.h"
 #include "target/leak/leak_alloc.h"
+#include "target/leak/leak_custom.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/maps.h"
 #include "target/tracer/target_mem.h"
@@ -255,8 +255,12 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(out, 0, sizeof(*out));
-    agent_drain(t, false); /* agent engine: the books first */
+    engine_drain(t, false); /* an engine that records apart: the books first */
     out->blocks = heap_export_all_blocks(t->books, &out->nblocks, &out->forgotten);
+    /* valgrind's custom blocks: pool pieces in, their superblocks out */
+    struct leak_range *hidden = NULL;
+    size_t nhidden = 0;
+    leak_custom_blocks(&t->pools, &out->blocks, &out->nblocks, &out->forgotten, &hidden, &nhidden);
 
     /* Registers and stack pointers of the stopped threads; then the stack
      * pointers threads had when they exited, newest first. */
@@ -293,14 +297,18 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     for (size_t k = dead ? dead->n : 0; k-- > 0;)
         sps[nsps++] = dead->sp[k];
 
-    struct leak_range *skip = xcalloc(t->scratch_count + 3, sizeof(*skip));
+    struct leak_range *skip = xcalloc(t->scratch_count + 3 + nhidden, sizeof(*skip));
     for (unsigned i = 0; i < t->scratch_count; i++)
         skip[i] = (struct leak_range){t->scratch[i].addr, t->scratch[i].size};
-    /* agent engine: its rings hold copies of stacks, not roots */
+    /* the engine's own memory (the agent's rings hold copies of stacks,
+     * not roots) */
     size_t nskip = t->scratch_count;
-    uint64_t agent_lo[2], agent_len[2];
-    for (unsigned k = 0, n = agent_own_ranges(t, agent_lo, agent_len); k < n; k++)
-        skip[nskip++] = (struct leak_range){agent_lo[k], agent_len[k]};
+    uint64_t engine_lo[2], engine_len[2];
+    for (unsigned k = 0, n = engine_own_ranges(t, engine_lo, engine_len); k < n; k++)
+        skip[nskip++] = (struct leak_range){engine_lo[k], engine_len[k]};
+    for (size_t k = 0; k < nhidden; k++)
+        skip[nskip++] = hidden[k];
+    free(hidden);
 
     size_t len = 0, nroots = 0;
     char *maps = read_maps_text(t->pid, &len);

@@ -11,8 +11,8 @@
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/dwarf/cfi.h"
-#include "target/elf/elf_file.h"
-#include "target/files/byte_source.h"
+#include "shared/elf/elf_file.h"
+#include "shared/files/byte_source.h"
 #include "target/symbols/debug_object.h"
 #include "target/symbols/symbolize.h"
 #include "target/symbols/symtab.h"
@@ -23,6 +23,48 @@ struct part_state {
     enum object_error err;
     char *why;
 };
+
+/* What is read from an object's files is shared by the objects of one
+ * session with the same build-id (the same file, mapped by many processes:
+ * libc in every process -f follows): the debug object and its symbolizer
+ * (function, inline and line indexes, the names looked up), and the call
+ * frame information.  Read once, it serves every process; the last object
+ * to let go frees it.  A session is one memtrace process, so the list is
+ * this file's, found by build-id and locator (another locator may find
+ * another debug file).  Only parts that loaded are shared: a failure is
+ * tried again by the next process. */
+struct shared_parts {
+    struct shared_parts *next;
+    uint8_t build_id[64];
+    size_t build_id_len;
+    const struct file_locator *locator;
+    unsigned refs;
+    struct debug_object *dobj;  /* found by path with this build-id; NULL: not yet */
+    struct symbolizer *sym;     /* made on first need */
+    struct cfi_table *cfi;      /* NULL: not yet */
+    struct elf_blob cfi_blobs[3];
+};
+static struct shared_parts *shared_list;
+
+static void shared_release(struct shared_parts *d)
+{
+    if (!d || --d->refs)
+        return;
+    for (struct shared_parts **p = &shared_list; *p; p = &(*p)->next)
+        if (*p == d) {
+            *p = d->next;
+            break;
+        }
+    if (d->sym)
+        symbolizer_free(d->sym);
+    if (d->dobj)
+        debug_object_close(d->dobj);
+    if (d->cfi)
+        cfi_table_free(d->cfi);
+    for (int i = 0; i < 3; i++)
+        elf_blob_free(&d->cfi_blobs[i]);
+    free(d);
+}
 
 struct object {
     char *path;             /* as the target sees it */
@@ -36,6 +78,9 @@ struct object {
     struct elf_file *mapped; /* the file actually mapped (/proc/PID/map_files) */
     struct debug_object *dobj; /* symbols and lines: sysroot, memtrace-fs or local */
     struct symbolizer *sym;
+    struct shared_parts *shared; /* this build-id's, once asked (NULL: none) */
+    bool shared_asked;
+    bool dobj_shared, cfi_shared; /* owned by shared, not freed here */
     struct cfi_table *cfi;
     struct elf_blob cfi_blobs[3];
     struct exidx_table *exidx; /* ARM EHABI tables, where CFI has no row */
@@ -65,7 +110,7 @@ void object_free(struct object *o)
         return;
     for (int i = 0; i < OBJECT_PARTS; i++)
         free(o->part[i].why);
-    if (o->cfi)
+    if (o->cfi && !o->cfi_shared)
         cfi_table_free(o->cfi);
     for (int i = 0; i < 3; i++)
         elf_blob_free(&o->cfi_blobs[i]);
@@ -74,10 +119,13 @@ void object_free(struct object *o)
         symtab_free(o->starts);
     for (int i = 0; i < 2; i++)
         elf_blob_free(&o->exidx_blobs[i]);
-    if (o->sym)
-        symbolizer_free(o->sym);
-    if (o->dobj)
-        debug_object_close(o->dobj);
+    if (!o->dobj_shared) {
+        if (o->sym)
+            symbolizer_free(o->sym);
+        if (o->dobj)
+            debug_object_close(o->dobj);
+    }
+    shared_release(o->shared);
     if (o->mapped)
         elf_file_close(o->mapped);
     free(o->build_id_hex);
@@ -101,6 +149,38 @@ static void load_done(struct object *o, enum object_part p, enum object_error er
     s->err = err;
     free(s->why);
     s->why = err == OBJECT_LOADED ? NULL : xstrdup(why && why[0] ? why : "unknown reason");
+}
+
+/* The shared parts of o's build-id (made on first ask), or NULL for an
+ * object with no build-id or no readable file, and the vDSO (its image is
+ * this process's copy). */
+static struct shared_parts *shared_of(struct object *o)
+{
+    if (o->shared_asked)
+        return o->shared;
+    o->shared_asked = true;
+    if (strcmp(o->path, OBJECT_VDSO_NAME) == 0)
+        return NULL;
+    struct elf_file *mapped = object_mapped_elf(o);
+    uint8_t id[64];
+    size_t len = mapped ? elf_file_build_id(mapped, id, sizeof(id)) : 0;
+    if (!len || len > sizeof(id))
+        return NULL;
+    struct shared_parts *d;
+    for (d = shared_list; d; d = d->next)
+        if (d->locator == o->locator && d->build_id_len == len && memcmp(d->build_id, id, len) == 0)
+            break;
+    if (!d) {
+        d = xcalloc(1, sizeof(*d));
+        memcpy(d->build_id, id, len);
+        d->build_id_len = len;
+        d->locator = o->locator;
+        d->next = shared_list;
+        shared_list = d;
+    }
+    d->refs++;
+    o->shared = d;
+    return d;
 }
 
 /* The vDSO is an ELF object with no file.  Its CFI covers the kernel's
@@ -158,11 +238,7 @@ struct elf_file *object_mapped_elf(struct object *o)
     struct byte_source *src = open_map_file(o, err, sizeof(err));
     if (!src) {
         snprintf(path, sizeof(path), "/proc/%d/root", (int)o->pid);
-        char *full = NULL;
-        if (asprintf(&full, "%s%s", path, o->path) >= 0) {
-            src = byte_source_open_file(full, err, sizeof(err));
-            free(full);
-        }
+        src = byte_source_open_in_root(path, o->path, err, sizeof(err));
     }
     if (!src)
         src = byte_source_open_file(o->path, err, sizeof(err));
@@ -191,8 +267,15 @@ struct debug_object *object_debug_object(struct object *o)
         return o->dobj;
     }
     enum object_error code = OBJECT_E_OPEN;
-    o->dobj = debug_object_open(o->locator, o->path, err, sizeof(err));
     struct elf_file *mapped = object_mapped_elf(o);
+    struct shared_parts *sd = shared_of(o);
+    if (sd && sd->dobj) {
+        o->dobj = sd->dobj;
+        o->dobj_shared = true;
+        load_done(o, OBJECT_DEBUG, OBJECT_LOADED, NULL);
+        return o->dobj;
+    }
+    o->dobj = debug_object_open(o->locator, o->path, err, sizeof(err));
     if (o->dobj && mapped) {
         /* A copy from a sysroot or memtrace-fs is used only when it is the
          * same build as what the target maps. */
@@ -210,6 +293,12 @@ struct debug_object *object_debug_object(struct object *o)
             o->dobj = debug_object_borrow_elf(o->locator, o->path, mapped);
             mt_warn("%s: the copy found has another build-id than the mapped file; %s", o->path,
                     o->dobj ? "the mapped file is read instead" : "not used");
+        } else if (sd) {
+            /* The same build as mapped, read by path: the other processes'
+             * objects of this build-id share it.  (A borrowed mapped file
+             * is this process's own: never shared.) */
+            sd->dobj = o->dobj;
+            o->dobj_shared = true;
         }
     }
     load_done(o, OBJECT_DEBUG, o->dobj ? OBJECT_LOADED : code, err);
@@ -234,6 +323,13 @@ struct cfi_table *object_cfi(struct object *o)
     if (!f) {
         load_done(o, OBJECT_CFI, OBJECT_E_DEPENDS, object_why(o, OBJECT_MAPPED));
         return NULL;
+    }
+    struct shared_parts *sd = shared_of(o);
+    if (sd && sd->cfi) {
+        o->cfi = sd->cfi;
+        o->cfi_shared = true;
+        load_done(o, OBJECT_CFI, OBJECT_LOADED, NULL);
+        return o->cfi;
     }
     struct cfi_sources src;
     memset(&src, 0, sizeof(src));
@@ -274,6 +370,13 @@ struct cfi_table *object_cfi(struct object *o)
     o->cfi = cfi_table_new(&src);
     load_done(o, OBJECT_CFI, o->cfi ? OBJECT_LOADED : OBJECT_E_MALFORMED,
               "malformed call frame information");
+    if (o->cfi && sd) {
+        /* The table reads the sections in place: they go with it. */
+        sd->cfi = o->cfi;
+        memcpy(sd->cfi_blobs, o->cfi_blobs, sizeof(sd->cfi_blobs));
+        memset(o->cfi_blobs, 0, sizeof(o->cfi_blobs));
+        o->cfi_shared = true;
+    }
     return o->cfi;
 }
 
@@ -367,11 +470,31 @@ uint64_t object_export(struct object *o, const char *name)
     return 0;
 }
 
+void object_each_export(struct object *o, void (*found)(void *ctx, const char *name, uint64_t vaddr),
+                        void *ctx)
+{
+    struct elf_file *f = object_mapped_elf(o);
+    if (!f)
+        return;
+    symtab_each_function(f, 0, found, ctx);
+    /* An executable's .symtab, when it kept one, names what it defines
+     * but does not export: all of a static one's functions; a dynamic
+     * one's global ones (an allocator linked in from its .a: mallocx, which
+     * no library references, is in no dynamic table). */
+    if (o->executable)
+        symtab_each_function(f, elf_file_interp(f) == NULL ? SYMTAB_ALL : SYMTAB_GLOBALS, found,
+                             ctx);
+}
+
 struct symbolizer *object_symbolizer(struct object *o)
 {
     if (!o->sym) {
         struct debug_object *d = object_debug_object(o);
-        if (d)
+        if (o->dobj_shared && !o->shared->sym)
+            o->shared->sym = symbolizer_new(d);
+        if (o->dobj_shared)
+            o->sym = o->shared->sym;
+        else if (d)
             o->sym = symbolizer_new(d);
     }
     return o->sym;

@@ -104,6 +104,12 @@ bool object_is_static_executable(struct object *o);
 /* Link-time address of an exported function (a static executable's from
  * .symtab), or 0. */
 uint64_t object_export(struct object *o, const char *name);
+/* Every function o exports, as object_export finds them, in one pass:
+ * found(ctx, name, vaddr) each (link-time address); then an executable's
+ * .symtab: every function of a static one, the global ones of a dynamic
+ * one. */
+void object_each_export(struct object *o, void (*found)(void *ctx, const char *name, uint64_t vaddr),
+                        void *ctx);
 
 /* Where objects lie in one process, as the address-space map
  * (tracer/modules.h) gives them to those that name addresses (reports):

@@ -24,6 +24,8 @@
  *                 temporary
  *   'E' engine    the engine in use from then on (its name's bytes): the
  *                 agent takes over after the header was written
+ *   'R' sampled   --sample's mean bytes (varint), before the first 'S': the
+ *                 stacks' figures are estimates (an older reader skips it)
  *   'P' peak      after an 'S' whose time it has: the books' peak (bytes,
  *                 blocks, microseconds since start) and the stacks whose
  *                 figures at the peak changed: count, id delta, deltas of
@@ -117,6 +119,7 @@ struct recording {
     unsigned interval_ms, depth;
     int pid;
     char *program, *engine;            /* from the header */
+    uint64_t sample_bytes;             /* 'R': --sample's mean (0: exact) */
     char **strings;                    /* [0] = NULL, then 1..nstrings */
     size_t nstrings;
     struct rec_frame *frames;
@@ -156,7 +159,8 @@ struct replay_options {
  * exit status (0, or 1 after a one-line error). */
 int replay_main(const struct replay_options *o);
 /* The same from a parsed recording to out (o->path, o->output unused);
- * -1 when out reported an error. */
+ * -1 when out reported an error, -2 when the writer refused the figures
+ * (it said why, in one line). */
 int replay_report(FILE *out, const struct recording *r, const struct replay_options *o);
 
 #endif

@@ -2,6 +2,7 @@
 #include "target/record/record.h"
 
 #include "shared/byte_buf.h"
+#include "shared/intern.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 
@@ -40,75 +41,6 @@ static void put_record(struct byte_buf *out, uint8_t tag, const struct byte_buf 
     put_bytes(out, payload->data, payload->len);
 }
 
-/* Interned byte strings -> numbers (strings and frame tuples). */
-struct intern {
-    char **keys;
-    size_t *lens;
-    uint32_t *vals;
-    size_t mask, used;
-};
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static void intern_grow(struct intern *t)
-{
-    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-    struct intern g = { xcalloc(cap, sizeof(char *)), xcalloc(cap, sizeof(size_t)),
-                        xcalloc(cap, sizeof(uint32_t)), cap - 1, t->used };
-    for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        if (!t->keys[i])
-            continue;
-        size_t h = hash_bytes(t->keys[i], t->lens[i]) & g.mask;
-        while (g.keys[h])
-            h = (h + 1) & g.mask;
-        g.keys[h] = t->keys[i];
-        g.lens[h] = t->lens[i];
-        g.vals[h] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->lens);
-    free(t->vals);
-    *t = g;
-}
-
-/* The number of key, or 0 after inserting it as `next` (*fresh = true). */
-static uint32_t intern_get(struct intern *t, const void *key, size_t len, uint32_t next, bool *fresh)
-{
-    if ((t->used + 1) * 4 > (t->mask + 1) * 3 || !t->mask)
-        intern_grow(t);
-    size_t h = hash_bytes(key, len) & t->mask;
-    while (t->keys[h]) {
-        if (t->lens[h] == len && memcmp(t->keys[h], key, len) == 0) {
-            *fresh = false;
-            return t->vals[h];
-        }
-        h = (h + 1) & t->mask;
-    }
-    t->keys[h] = xmalloc(len ? len : 1);
-    memcpy(t->keys[h], key, len);
-    t->lens[h] = len;
-    t->vals[h] = next;
-    t->used++;
-    *fresh = true;
-    return next;
-}
-
-static void intern_free(struct intern *t)
-{
-    for (size_t i = 0; t->mask && i <= t->mask; i++)
-        free(t->keys[i]);
-    free(t->keys);
-    free(t->lens);
-    free(t->vals);
-}
-
 struct shadow {
     struct stack_totals t;
     uint64_t peak_bytes, peak_blocks;
@@ -123,6 +55,7 @@ struct recorder {
     uint64_t stage_mark;        /* the interval doubles when written passes it */
     unsigned interval_ms;
     bool started;
+    bool rate_written;          /* 'R', once, before the first sample */
     uint32_t id_base;           /* added to the books' stack ids (rebase) */
     char engine[16];            /* the engine the file names last */
     double time_offset;         /* added to the books' clock (rebase) */
@@ -133,8 +66,7 @@ struct recorder {
     uint64_t peak_bytes, peak_blocks, peak_us;
     struct shadow *sh;
     uint32_t nsh;
-    struct intern strings, frames;
-    uint32_t nstrings, nframes;
+    struct interner strings, frames;  /* numbered from 1 in the file */
     struct byte_buf out, tmp, list;
 };
 
@@ -196,9 +128,8 @@ static uint32_t string_no(struct recorder *r, const char *s)
         return 0;
     bool fresh;
     size_t len = strlen(s);
-    uint32_t n = intern_get(&r->strings, s, len, r->nstrings + 1, &fresh);
+    uint32_t n = interner_add(&r->strings, s, len, &fresh) + 1;
     if (fresh) {
-        r->nstrings++;
         /* the record's payload is the bytes themselves */
         byte_buf_put_u8(&r->out, 'T');
         put_bytes(&r->out, s, len);
@@ -217,9 +148,8 @@ static uint32_t frame_no(struct recorder *r, const struct report_frame *f)
     put_var(&k, f->line);
     put_var(&k, (uint64_t)(f->inlined ? 1 : 0) | (f->tail_call ? 2 : 0));
     bool fresh;
-    uint32_t n = intern_get(&r->frames, k.data, k.len, r->nframes + 1, &fresh);
+    uint32_t n = interner_add(&r->frames, k.data, k.len, &fresh) + 1;
     if (fresh) {
-        r->nframes++;
         put_record(&r->out, 'F', &k);
     }
     byte_buf_free(&k);
@@ -314,6 +244,11 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
 
     r->out.len = 0;
     r->list.len = 0;
+    if (!r->rate_written && heap_sample_bytes(b)) {
+        put_var(&r->list, heap_sample_bytes(b));
+        put_record(&r->out, 'R', &r->list);
+        r->list.len = 0;
+    }
     /* the stacks that changed */
     size_t nchanged = 0;
     uint32_t prev_id = 0;
@@ -384,6 +319,7 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     emit(r, &r->out);
     if (r->failed)
         return;
+    r->rate_written = heap_sample_bytes(b) != 0;
     r->samples++;
     r->last_us = us;
     memcpy(r->totals, tot, sizeof(tot));
@@ -515,8 +451,8 @@ int recorder_close(struct recorder *r)
     int rc = r->failed ? -1 : 0;
     if (fclose(r->f) != 0)
         rc = -1;
-    intern_free(&r->strings);
-    intern_free(&r->frames);
+    interner_free(&r->strings);
+    interner_free(&r->frames);
     free(r->sh);
     byte_buf_free(&r->out);
     byte_buf_free(&r->tmp);

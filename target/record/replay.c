@@ -3,6 +3,7 @@
 #include "target/record/record.h"
 
 #include "shared/log.h"
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
 #include "target/heap/timeline.h"
 #include "target/report/report_file.h"
@@ -131,6 +132,13 @@ static struct stack_table *build_stacks(const struct recording *r, struct replay
     return t;
 }
 
+/* Counts of stacks that share a table id are summed: a crafted file's may
+ * pass 2^64, never wrap (each is below 2^63, recording_parse saw to it). */
+static uint64_t add_saturated(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 static struct heap_books *build_books(const struct recording *r, const struct replay *rp,
                                       const struct state *s)
 {
@@ -143,6 +151,7 @@ static struct heap_books *build_books(const struct recording *r, const struct re
     };
     struct heap_peak p = { s->peak_bytes, s->peak_blocks, (double)s->peak_us / 1e6 };
     heap_load_totals(b, &t, &p, (double)s->us / 1e6);
+    heap_set_sample(b, r->sample_bytes, 0); /* the reports say sampled, and at what rate */
     for (size_t i = 0; i < r->nstacks; i++) {
         const uint64_t *f = s->now[i];
         if (!f[0] && !f[1] && !f[2] && !f[3] && !f[4] && !s->peak[i][0] && !s->peak[i][1])
@@ -153,11 +162,12 @@ static struct heap_books *build_books(const struct recording *r, const struct re
         heap_get_stack_totals(b, id, &have);
         heap_get_stack_peak(b, id, &havep);
         struct stack_totals st = {
-            have.bytes_in_use + f[0], have.blocks_in_use + f[1], have.allocs + f[2],
-            have.bytes_allocated + f[3], have.temporary + f[4],
+            add_saturated(have.bytes_in_use, f[0]), add_saturated(have.blocks_in_use, f[1]),
+            add_saturated(have.allocs, f[2]), add_saturated(have.bytes_allocated, f[3]),
+            add_saturated(have.temporary, f[4]),
         };
-        heap_load_stack(b, id, &st, havep.bytes_in_use + s->peak[i][0],
-                        havep.blocks_in_use + s->peak[i][1]);
+        heap_load_stack(b, id, &st, add_saturated(havep.bytes_in_use, s->peak[i][0]),
+                        add_saturated(havep.blocks_in_use, s->peak[i][1]));
     }
     return b;
 }
@@ -292,8 +302,10 @@ static void write_diff(FILE *out, const struct recording *r, const struct replay
                 names[k++] = xstrdup(f.function ? f.function : pcname);
             }
             for (unsigned j = k; j-- > 0;) {
-                for (const char *p = names[j]; *p; p++)
-                    fputc(*p == ';' || *p == ' ' || *p == '\n' ? '_' : *p, out);
+                char *e = text_escape_dup(names[j]);
+                for (const char *p = e; *p; p++)
+                    fputc(*p == ';' || *p == ' ' ? '_' : *p, out);
+                free(e);
                 fputc(j ? ';' : ' ', out);
                 free(names[j]);
             }
@@ -312,12 +324,19 @@ static void write_diff(FILE *out, const struct recording *r, const struct replay
                          " bytes allocated)\n",
                     ds[i].d[0], ds[i].d[1], ds[i].d[2], ds[i].d[3]);
             report_frames_begin(&it, src, rp->table_id[ds[i].idx]);
+            /* Names from the recording (a traced program's): escaped. */
             for (unsigned j = 0; report_frames_next(&it, &f); j++) {
-                fprintf(out, "    #%u 0x%" PRIx64 " %s", j, f.pc, f.function ? f.function : "??");
-                if (f.file)
-                    fprintf(out, " (%s:%u)", f.file, f.line);
-                else if (f.module)
-                    fprintf(out, " (%s)", f.module);
+                fprintf(out, "    #%u 0x%" PRIx64 " ", j, f.pc);
+                text_escape_put(out, f.function ? f.function : "??");
+                if (f.file) {
+                    fputs(" (", out);
+                    text_escape_put(out, f.file);
+                    fprintf(out, ":%u)", f.line);
+                } else if (f.module) {
+                    fputs(" (", out);
+                    text_escape_put(out, f.module);
+                    fputc(')', out);
+                }
                 fputc('\n', out);
             }
             fputc('\n', out);
@@ -368,7 +387,9 @@ int replay_report(FILE *out, const struct recording *rec, const struct replay_op
         struct timeline *tl = build_timeline(rp_rec, b.applied);
         src.books = books;
         src.timeline = tl;
-        rc = report_write(out, &src, &o->report) < 0 ? -1 : 0;
+        /* a writer that refuses the books (and said why) leaves out intact */
+        if (report_write(out, &src, &o->report) < 0)
+            rc = ferror(out) ? -1 : -2;
         timeline_free(tl);
         heap_books_free(books);
     }
@@ -410,7 +431,8 @@ int replay_main(const struct replay_options *o)
             return 1;
         }
     }
-    int rc = replay_report(out, &r, o) < 0 ? 1 : 0;
+    prc = replay_report(out, &r, o);
+    int rc = prc < 0 ? 1 : 0;
     if ((o->at_given && us_of(o->at) > end) || (o->diff && us_of(o->to > o->from ? o->to : o->from) > end))
         mt_warn("the recording ends at %.3f s", (double)end / 1e6);
     if (out != stdout) {
@@ -419,7 +441,7 @@ int replay_main(const struct replay_options *o)
     } else if (fflush(out) != 0) {
         rc = 1;
     }
-    if (rc)
+    if (rc && prc != -2)
         mt_error("--replay: writing the report failed");
     recording_free(&r);
     return rc;

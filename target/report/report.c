@@ -1,4 +1,5 @@
 #include "target/report/report.h"
+#include "target/heap/sample_draw.h"
 #include "target/report/report_internal.h"
 
 #include "shared/xalloc.h"
@@ -133,7 +134,9 @@ bool report_frames_next(struct report_frames *it, struct report_frame *f)
     f->sub = it->sub;
     f->caller_pc = it->i + 1 < it->depth ? it->pcs[it->i + 1] : 0;
     f->want_mapping = it->want_mapping;
-    if (src->resolve)
+    if (pc == SAMPLE_UNSAMPLED_PC) /* --sample's pseudo-stack: no frame to name */
+        f->function = SAMPLE_UNSAMPLED_NAME;
+    else if (src->resolve)
         src->resolve(src->resolve_ctx, pc, it->i, f);
     if (f->more && it->sub + 1 < FRAMES_PER_PC_MAX) {
         it->sub++;
@@ -161,7 +164,7 @@ void report_write_summary(FILE *out, const struct heap_totals *t)
 int report_write(FILE *out, const struct report_source *src, const struct report_options *opt)
 {
     if (opt->format == REPORT_HEAPTRACK)
-        return report_write_heaptrack(out, src) | (ferror(out) ? -1 : 0);
+        return report_write_heaptrack(out, src, opt->max_events) | (ferror(out) ? -1 : 0);
     if (opt->format == REPORT_PPROF)
         return report_write_pprof(out, src) | (ferror(out) ? -1 : 0);
     size_t n;
@@ -181,7 +184,7 @@ int report_write(FILE *out, const struct report_source *src, const struct report
         break;
     case REPORT_TEXT:
     default:
-        report_write_text(out, src, st, n);
+        report_write_text(out, src, st, n, opt->top ? 0 : opt->text_limit);
         report_write_peak_text(out, src, opt->top);
         break;
     }

@@ -14,7 +14,9 @@
 #include <stdio.h>
 
 #include "target/heap/heap.h"
+#include "target/heap/allocators.h"
 #include "target/heap/misuse.h"
+#include "target/heap/rss_parts.h"
 #include "target/heap/stacks.h"
 #include "target/heap/timeline.h"
 
@@ -94,7 +96,17 @@ struct report_source {
     unsigned max_frames;            /* frames shown per stack (--depth); 0: all */
     const char *engine;             /* "ptrace" / "agent"; NULL: not said */
     const struct timeline *timeline; /* heap totals over time; NULL: none */
+    /* The modules whose allocation functions were intercepted, with the
+     * calls each took (text header, JSON "allocators"); NULL: not said. */
+    const struct allocators *allocators;
+    /* The process's RSS split into parts (text "MEMORY", JSON "memory");
+     * NULL: not read (the process is gone, or a replay). */
+    const struct rss_parts *memory;
 };
+
+/* The allocators line of the text report and of status:
+ * "PATH (N calls), ...", most calls first; nothing when there are none. */
+void report_write_allocators(FILE *out, const struct allocators *a);
 
 /* What a report of one of several traced processes adds (JSON only): the
  * parent's pid for a child, and the children's reports in the first
@@ -110,6 +122,13 @@ struct report_options {
     enum report_format format;
     enum report_sort sort;  /* key, descending; ties: bytes, blocks, stack id */
     size_t top;             /* 0 = every stack with blocks in use */
+    /* The text report's stacks in use, when top is 0: at most this many,
+     * then one line on the rest (how many, their bytes and blocks, and how
+     * to see them); 0: all.  Other formats keep every stack. */
+    size_t text_limit;
+    /* heaptrack writes an event per allocation the books count: an export
+     * that would write more is refused (0: 2^30; a fuzzer sets fewer) */
+    uint64_t max_events;
 };
 
 /* The frames of a stack as the user sees them (inlined and tail-call
@@ -131,6 +150,9 @@ int report_write(FILE *out, const struct report_source *src, const struct report
 /* The HEAP SUMMARY block (three lines, plus "mapped:" once any mmap was
  * recorded), exactly as ending the text report. */
 void report_write_summary(FILE *out, const struct heap_totals *t);
+
+/* The MEMORY section (rss_parts.h) as the text report and status print it. */
+void report_write_memory_text(FILE *out, const struct rss_parts *m);
 
 /* The leak scan's part of a text report: one line on the scan, the loss
  * records (definitely, indirectly and possibly lost, unsuppressed) with

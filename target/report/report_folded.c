@@ -1,6 +1,8 @@
 #include "target/report/report_internal.h"
 
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
+#include "target/heap/sample_draw.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,28 +10,31 @@
 
 /* One folded line is "frame;frame;...;frame count": ';' separates frames,
  * the last space the count, '\n' the lines, so none of them may appear
- * inside a frame name. */
+ * inside a frame name; control characters are escaped (text_escape.h) as
+ * everywhere text from the target goes. */
 static void put_folded_name(FILE *out, const char *s)
 {
     if (!*s) {
         fputs("[unknown]", out);
         return;
     }
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    char *owned = text_escape_clean(s) ? NULL : text_escape_dup(s);
+    for (const char *p = owned ? owned : s; *p; p++) {
+        char c = *p;
         if (c == ';')
             c = ':';
-        else if (c == ' ' || c == '\t')
+        else if (c == ' ')
             c = '_';
-        else if (c < 0x20 || c == 0x7f)
-            c = '?';
         fputc(c, out);
     }
+    free(owned);
 }
 
 static void put_frame(FILE *out, const struct report_frame *f)
 {
-    if (f->function) {
+    if (f->pc == SAMPLE_UNSAMPLED_PC) {
+        fputs("[not_sampled]", out);
+    } else if (f->function) {
         put_folded_name(out, f->function);
     } else if (f->module) {
         const char *slash = strrchr(f->module, '/');
@@ -49,6 +54,11 @@ void report_write_folded(FILE *out, const struct report_source *src,
     char *buf = NULL;
     size_t len = 0;
     size_t *starts = NULL, cap = 0;
+    /* --sample: a line of weight 0 (no width in any flame graph) says
+     * the counts are estimates, and at what rate. */
+    uint64_t sample = heap_sample_bytes(src->books);
+    if (sample)
+        fprintf(out, "[memtrace_--sample_%" PRIu64 ":_estimated_bytes] 0\n", sample);
     for (size_t k = 0; k < n; k++) {
         FILE *mem = open_memstream(&buf, &len);
         if (!mem)

@@ -29,9 +29,12 @@
  * few fewer than memtrace.  Kind 0 (size 0) is never allocated: "- 0" after a '+' is the
  * separator that makes the next free not temporary. */
 #include "target/report/report_internal.h"
-#include "target/report/report_intern.h"
+#include "target/report/report_export_stack.h"
 #include "target/report/report_gzip.h"
 
+#include "shared/intern.h"
+#include "shared/log.h"
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
 
 #include <inttypes.h>
@@ -41,28 +44,33 @@
 
 #define HEAPTRACK_VERSION 0x010400
 #define HEAPTRACK_FILE_VERSION 3
+/* The events written are about as many as the allocations the books count:
+ * a trace of more than this many (some 10 GiB of lines before gzip, minutes
+ * to write and more to read) is refused rather than begun.  Books loaded
+ * from a recording (--replay) hold whatever counts the file claims. */
+#define HEAPTRACK_MAX_EVENTS (1ull << 30)
 
 struct ht {
     FILE *out;
-    struct intern_strings strings;
-    struct intern_pairs ips, traces, kinds;
+    struct interner strings, ips, traces, kinds;
     uint32_t nstrings, nips, ntraces, nkinds;
 };
 
-/* The string's index, written as an 's' line when new; 0 for NULL.  A
- * line break would end the line early: it becomes '?'. */
+/* The string's index, written as an 's' line when new; 0 for NULL.  It
+ * is escaped (text_escape.h): a line break would end the line early, and
+ * heaptrack_print shows the names on a terminal.  The length is the
+ * escaped one, which the line holds. */
 static uint32_t ht_string(struct ht *h, const char *s)
 {
     if (!s || !*s)
         return 0;
     bool added;
-    uint32_t idx = intern_string(&h->strings, s, h->nstrings + 1, &added);
+    uint32_t idx = interner_add_string(&h->strings, s, &added) + 1;
     if (added) {
         h->nstrings++;
-        fprintf(h->out, "s %zx ", strlen(s));
-        for (const char *p = s; *p; p++)
-            fputc(*p == '\n' || *p == '\r' ? '?' : *p, h->out);
-        fputc('\n', h->out);
+        char *e = text_escape_dup(s);
+        fprintf(h->out, "s %zx %s\n", strlen(e), e);
+        free(e);
     }
     return idx;
 }
@@ -70,7 +78,7 @@ static uint32_t ht_string(struct ht *h, const char *s)
 static uint32_t ht_ip(struct ht *h, const struct export_stack *st, const struct export_pc *pc)
 {
     bool added;
-    uint32_t idx = intern_pair(&h->ips, pc->pc, 0, h->nips + 1, &added);
+    uint32_t idx = interner_add_pair(&h->ips, pc->pc, 0, &added) + 1;
     if (!added)
         return idx;
     h->nips++;
@@ -97,7 +105,7 @@ static uint32_t ht_trace(struct ht *h, const struct export_stack *st)
     for (size_t k = st->npcs; k-- > 0;) {
         uint32_t ip = ht_ip(h, st, &st->pcs[k]);
         bool added;
-        uint32_t idx = intern_pair(&h->traces, ip, parent, h->ntraces + 1, &added);
+        uint32_t idx = interner_add_pair(&h->traces, ip, parent, &added) + 1;
         if (added) {
             h->ntraces++;
             fprintf(h->out, "t %x %x\n", ip, parent);
@@ -110,7 +118,7 @@ static uint32_t ht_trace(struct ht *h, const struct export_stack *st)
 static uint32_t ht_kind(struct ht *h, uint64_t size, uint32_t trace)
 {
     bool added;
-    uint32_t idx = intern_pair(&h->kinds, size, trace, h->nkinds, &added);
+    uint32_t idx = interner_add_pair(&h->kinds, size, trace, &added);
     if (added) {
         h->nkinds++;
         fprintf(h->out, "a %" PRIx64 " %x\n", size, trace);
@@ -175,7 +183,32 @@ static uint64_t sub_clamped(uint64_t a, uint64_t b)
     return a > b ? a - b : 0;
 }
 
-static void write_trace(FILE *out, const struct report_source *src)
+static uint64_t add_saturated(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* share(bytes, n, j) summed over j < k (k <= n), without the loop. */
+static uint64_t share_sum(uint64_t bytes, uint64_t n, uint64_t k)
+{
+    uint64_t r = bytes % n;
+    return k * (bytes / n) + (k < r ? k : r);
+}
+
+/* -1 (and nothing past the strings and call trees) when the books ask for
+ * more than max_events events. */
+/* What write_trace holds, given back (refused or written). */
+static void trace_free(struct ht *h, struct ht_stack *stacks, struct heap_block *blocks)
+{
+    free(stacks);
+    free(blocks);
+    interner_free(&h->strings);
+    interner_free(&h->ips);
+    interner_free(&h->traces);
+    interner_free(&h->kinds);
+}
+
+static int write_trace(FILE *out, const struct report_source *src, uint64_t max_events)
 {
     struct ht h = { .out = out };
     struct heap_peak peak;
@@ -187,16 +220,24 @@ static void write_trace(FILE *out, const struct report_source *src)
         qsort(blocks, nblocks, sizeof(*blocks), cmp_blocks);
 
     fprintf(out, "v %x %x\n", HEAPTRACK_VERSION, HEAPTRACK_FILE_VERSION);
+    /* --sample: the command line heaptrack_print and heaptrack_gui show
+     * says the figures are estimates, and a comment line the rate. */
+    uint64_t sample = heap_sample_bytes(src->books);
     fputs("X ", out);
-    for (const char *p = src->program ? src->program : ""; *p; p++)
-        fputc(*p == '\n' ? ' ' : *p, out);
+    text_escape_put(out, src->program ? src->program : "");
+    if (sample)
+        fprintf(out, " [memtrace --sample %" PRIu64 ": estimated from sampled stacks]", sample);
     fputc('\n', out);
     long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
     fprintf(out, "I %lx %lx\n", page > 0 ? page : 4096, pages > 0 ? pages : 0);
+    if (sample)
+        fprintf(out, "# memtrace --sample %" PRIu64 ": allocations sampled by bytes, every figure "
+                     "an estimate\n", sample);
 
     uint32_t limit = heap_stack_id_limit(src->books);
     struct ht_stack *stacks = NULL;
     size_t n = 0, cap = 0, b = 0;
+    uint64_t events = 0;
     struct export_stack es = {0};
     for (uint32_t id = 0; id < limit; id++) {
         struct stack_totals t, p;
@@ -236,6 +277,8 @@ static void write_trace(FILE *out, const struct report_source *src)
                 late_bytes += blocks[b].size;
             }
         }
+        if (sample) /* the figures are estimates: the blocks are not theirs */
+            s->survivors = s->late = 0;
         if (!s->survivors && !s->late && t.blocks_in_use) {
             /* Figures without blocks: those at the peak are taken to be
              * the ones that live on, which keeps every sum above. */
@@ -243,18 +286,26 @@ static void write_trace(FILE *out, const struct report_source *src)
             s->live_bytes = t.bytes_in_use;
             s->survivors = t.blocks_in_use < p.blocks_in_use ? t.blocks_in_use : p.blocks_in_use;
             s->late = t.blocks_in_use - s->survivors;
-            for (size_t j = 0; j < s->survivors + s->late; j++)
-                *(j < s->survivors ? &survivor_bytes : &late_bytes) += live_size(s, blocks, j);
+            survivor_bytes = share_sum(s->live_bytes, t.blocks_in_use, s->survivors);
+            late_bytes = s->live_bytes - survivor_bytes;
         }
         s->peak_only = sub_clamped(p.blocks_in_use, s->survivors);
         s->peak_only_bytes = s->peak_only ? sub_clamped(p.bytes_in_use, survivor_bytes) : 0;
-        uint64_t churn = sub_clamped(t.allocs, p.blocks_in_use + s->late);
-        s->churn_bytes = churn ? sub_clamped(t.bytes_allocated, p.bytes_in_use + late_bytes) : 0;
+        uint64_t churn = sub_clamped(t.allocs, add_saturated(p.blocks_in_use, s->late));
+        s->churn_bytes = churn ? sub_clamped(t.bytes_allocated, add_saturated(p.bytes_in_use, late_bytes)) : 0;
         s->temporary = t.temporary;
         s->churn_temp = t.temporary < churn ? t.temporary : churn;
         s->churn_other = churn - s->churn_temp;
+        events = add_saturated(events, add_saturated(churn, s->peak_only));
+        events = add_saturated(events, add_saturated(s->survivors, s->late));
     }
     export_stack_free(&es);
+    if (events > max_events) {
+        mt_error("--format heaptrack: the books hold %" PRIu64 " allocations to write, more than "
+                 "the %" PRIu64 " an export writes", events, max_events);
+        trace_free(&h, stacks, blocks);
+        return -1;
+    }
 
     /* The allocations gone before the peak's state and the end's. */
     fputs("c 0\n", out);
@@ -310,25 +361,25 @@ static void write_trace(FILE *out, const struct report_source *src)
             fprintf(out, "+ %x\n", ht_kind(&h, live_size(s, blocks, s->survivors + j), s->trace));
     }
     fprintf(out, "c %" PRIx64 "\n", (uint64_t)(end * 1000));
-    long rss = peak_rss_pages(src->pid, page > 0 ? page : 4096);
+    /* a recording's pid is another machine's, or another process now */
+    long rss = heap_books_loaded(src->books) ? 0 : peak_rss_pages(src->pid, page > 0 ? page : 4096);
     if (rss > 0)
         fprintf(out, "R %lx\n", rss);
     fprintf(out, "# strings: %x\n# ips: %x\n", h.nstrings, h.nips);
 
-    free(stacks);
-    free(blocks);
-    intern_strings_free(&h.strings);
-    intern_pairs_free(&h.ips);
-    intern_pairs_free(&h.traces);
-    intern_pairs_free(&h.kinds);
+    trace_free(&h, stacks, blocks);
+    return 0;
 }
 
-int report_write_heaptrack(FILE *out, const struct report_source *src)
+int report_write_heaptrack(FILE *out, const struct report_source *src, uint64_t max_events)
 {
     FILE *z = report_gzip_open(out);
     if (!z)
         return -1;
-    write_trace(z, src);
+    if (write_trace(z, src, max_events ? max_events : HEAPTRACK_MAX_EVENTS) < 0) {
+        report_gzip_close(z);
+        return -1;
+    }
     int rc = ferror(z) ? -1 : 0;
     return report_gzip_close(z) | rc;
 }

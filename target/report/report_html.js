@@ -133,16 +133,19 @@
     { v: 5, key: 'temporary', name: 'temporary allocations', unit: 'allocations' }
   ];
   var ROW = 18;
-  var root = { name: 'all', v: [0, 0, 0, 0, 0, 0], kids: {}, parent: null, depth: 0 };
+  /* Children are kept in a Map by name: a frame may be named toString,
+   * constructor or __proto__, which a plain object would take for its own. */
+  var root = { name: 'all', v: [0, 0, 0, 0, 0, 0], kids: new Map(), parent: null, depth: 0 };
   D.stacks.forEach(function (s) {
     var node = root, i;
     for (i = 0; i < 6; i++) root.v[i] += s[i];
     s[6].forEach(function (idx) {
-      var name = D.names[idx];
-      var k = node.kids[name];
+      var name = String(D.names[idx]);
+      var k = node.kids.get(name);
       if (!k) {
-        k = node.kids[name] = { name: name, v: [0, 0, 0, 0, 0, 0], kids: {}, parent: node,
-                                depth: node.depth + 1 };
+        k = { name: name, v: [0, 0, 0, 0, 0, 0], kids: new Map(), parent: node,
+              depth: node.depth + 1 };
+        node.kids.set(name, k);
       }
       for (i = 0; i < 6; i++) k.v[i] += s[i];
       node = k;
@@ -160,7 +163,7 @@
   }
   var mode = MODES[0], focus = root;
   function kidsOf(n) {
-    return Object.keys(n.kids).sort().map(function (k) { return n.kids[k]; });
+    return Array.from(n.kids.keys()).sort().map(function (k) { return n.kids.get(k); });
   }
   function depthOf(n, m) {
     var d = n.depth;

@@ -14,80 +14,33 @@
  * JSON has none of them), and so does DEL, a control character to HTML. */
 #include "target/report/report_html.h"
 
+#include "shared/intern.h"
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Interned frame names: open addressing, FNV-1a, at most half full (the
- * names array holds half as many as there are slots). */
-struct names {
-    char **by_index;
-    size_t count;
-    uint32_t *slots;            /* index + 1; 0: empty */
-    size_t mask;
-};
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
-
-static void names_grow(struct names *t)
-{
-    size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-    uint32_t *slots = xcalloc(cap, sizeof(*slots));
-    for (size_t i = 0; i < t->count; i++) {
-        size_t j = fnv1a(t->by_index[i]) & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->mask = cap - 1;
-    t->by_index = xreallocarray(t->by_index, cap / 2, sizeof(*t->by_index));
-}
-
-static uint32_t names_intern(struct names *t, const char *s)
-{
-    if ((t->count + 1) * 2 > t->mask + 1)
-        names_grow(t);
-    size_t j = fnv1a(s) & t->mask;
-    for (; t->slots[j]; j = (j + 1) & t->mask)
-        if (strcmp(t->by_index[t->slots[j] - 1], s) == 0)
-            return t->slots[j] - 1;
-    t->by_index[t->count] = xstrdup(s);
-    t->slots[j] = (uint32_t)t->count + 1;
-    return (uint32_t)t->count++;
-}
-
-static void names_free(struct names *t)
-{
-    for (size_t i = 0; i < t->count; i++)
-        free(t->by_index[i]);
-    free(t->by_index);
-    free(t->slots);
-}
-
 void report_html_frame_label(char *buf, size_t len, const struct report_frame *f)
 {
     if (f->function && *f->function) {
-        snprintf(buf, len, "%s", f->function);
+        text_escape_buf(buf, len, f->function);
     } else if (f->module) {
         const char *slash = strrchr(f->module, '/');
-        snprintf(buf, len, "%s+0x%" PRIx64, slash && slash[1] ? slash + 1 : f->module, f->offset);
+        char off[24];
+        snprintf(off, sizeof(off), "+0x%" PRIx64, f->offset);
+        text_escape_buf(buf, len > sizeof(off) ? len - sizeof(off) : 1,
+                        slash && slash[1] ? slash + 1 : f->module);
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "%s", off);
     } else {
         snprintf(buf, len, "0x%" PRIx64, f->pc);
     }
 }
 
 /* One stack: its figures and its frames' name indexes, outermost first. */
-static void put_stack(FILE *out, const struct report_source *src, struct names *names,
+static void put_stack(FILE *out, const struct report_source *src, struct interner *names,
                       uint32_t id, const struct stack_totals *now, const struct stack_totals *peak,
                       uint32_t **idx, size_t *cap, bool first)
 {
@@ -102,7 +55,8 @@ static void put_stack(FILE *out, const struct report_source *src, struct names *
             *idx = xreallocarray(*idx, *cap, sizeof(**idx));
         }
         report_html_frame_label(label, sizeof(label), &f);
-        (*idx)[n++] = names_intern(names, label);
+        bool added;
+        (*idx)[n++] = interner_add_string(names, label, &added);
     }
     fprintf(out, "%s\n[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",[",
             first ? "" : ",", now->bytes_in_use, now->blocks_in_use, now->allocs,
@@ -136,7 +90,7 @@ static void put_data(FILE *out, const struct report_source *src, double now)
 
     /* Every stack that allocated since the last clear, or held blocks at
      * the peak: the flame graph's measures include freed memory. */
-    struct names names = {0};
+    struct interner names = {0};
     uint32_t *idx = NULL;
     size_t cap = 0;
     bool first = true;
@@ -152,12 +106,12 @@ static void put_data(FILE *out, const struct report_source *src, double now)
     }
     free(idx);
     fputs("],\n\"names\":[", out);
-    for (size_t i = 0; i < names.count; i++) {
+    for (uint32_t i = 0; i < interner_count(&names); i++) {
         fputs(i ? (i % 8 ? "," : ",\n") : "", out);
-        report_json_string(out, names.by_index[i]);
+        report_json_string(out, interner_key(&names, i, NULL));
     }
     fputs("]}", out);
-    names_free(&names);
+    interner_free(&names);
 }
 
 void report_html_write_data(FILE *out, const struct report_source *src, double now)

@@ -17,15 +17,19 @@ struct report_stack *report_collect(const struct report_source *src,
  * prints them. */
 void report_write_frames_text(FILE *out, const struct report_source *src, uint32_t stack_id);
 
+/* The stacks st[0..n) (sorted), of which the first limit (0: all) are
+ * listed and the rest summed up in one line. */
 void report_write_text(FILE *out, const struct report_source *src,
-                       const struct report_stack *st, size_t n);
+                       const struct report_stack *st, size_t n, size_t limit);
 void report_write_json(FILE *out, const struct report_source *src,
                        const struct report_stack *st, size_t n);
 void report_write_folded(FILE *out, const struct report_source *src,
                          const struct report_stack *st, size_t n);
 
 /* The exports (gzip-compressed); 0, or -1 when writing failed. */
-int report_write_heaptrack(FILE *out, const struct report_source *src);
+/* -1 on a stream error, or (after a one-line error) when the books ask for
+ * more than max_events events (0: HEAPTRACK_MAX_EVENTS). */
+int report_write_heaptrack(FILE *out, const struct report_source *src, uint64_t max_events);
 int report_write_pprof(FILE *out, const struct report_source *src);
 
 /* {"pc": ..., "module": ..., ...} of one frame. */
@@ -43,13 +47,11 @@ void report_write_misuse_json(FILE *out, const struct report_source *src);
  * members (each followed by ",\n"). */
 void report_write_peak_text(FILE *out, const struct report_source *src, size_t top);
 void report_write_peak_json(FILE *out, const struct report_source *src);
+/* ' "memory": {...},\n' when src->memory is set. */
+void report_write_memory_json(FILE *out, const struct report_source *src);
 /* Stacks with blocks at the peak, their figures then (bytes descending),
  * at most top (0: all); caller frees. */
 struct report_stack *report_collect_peak(const struct report_source *src, size_t top, size_t *count);
-
-/* Length of the well-formed UTF-8 sequence at s (NUL-terminated), or 0;
- * then *bad is the length of the ill-formed part to replace by one U+FFFD. */
-size_t report_utf8_sequence(const unsigned char *s, size_t *bad);
 
 /* The HTML page (report_html.c): one self-contained file. */
 void report_write_html(FILE *out, const struct report_source *src,
@@ -58,8 +60,9 @@ void report_write_html(FILE *out, const struct report_source *src,
 /* massif's out-file format (report_massif.c). */
 void report_write_massif(FILE *out, const struct report_source *src);
 
-/* s as a JSON string literal (quotes included); NULL as null.  Invalid UTF-8
- * bytes become U+FFFD. */
+/* s as a JSON string literal (quotes included); NULL as null.  Control
+ * characters (C0, DEL, C1) as \u escapes, invalid UTF-8 bytes as U+FFFD:
+ * valid JSON that drives no terminal it is printed on. */
 void report_json_string(FILE *out, const char *s);
 
 #endif

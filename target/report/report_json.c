@@ -4,45 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF), or 0 if there is none; then *bad gets
- * the length of the maximal ill-formed subpart to replace by one U+FFFD, as
- * Unicode recommends (and Python's and browsers' decoders do). */
-size_t report_utf8_sequence(const unsigned char *s, size_t *bad)
-{
-    unsigned char c = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t len;
-    *bad = 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else
-        return 0;
-    /* A NUL terminator fails every continuation test, so no overrun. */
-    for (size_t i = 1; i < len; i++) {
-        if (s[i] < lo || s[i] > hi) {
-            *bad = i;
-            return 0;
-        }
-        lo = 0x80;
-        hi = 0xbf;
-    }
-    return len;
-}
 
 void report_json_string(FILE *out, const char *str)
 {
@@ -55,8 +18,13 @@ void report_json_string(FILE *out, const char *str)
     while (*s) {
         unsigned char c = *s;
         if (c >= 0x80) {
-            size_t bad, len = report_utf8_sequence(s, &bad);
-            if (len) {
+            size_t bad, len = utf8_sequence(s, &bad);
+            if (len == 2 && c == 0xc2 && s[1] < 0xa0) {
+                /* a C1 control (U+0080..U+009F): as \u, like C0 ones,
+                 * so that JSON on a terminal cannot drive it */
+                fprintf(out, "\\u%04x", s[1]);
+                s += len;
+            } else if (len) {
                 fwrite(s, 1, len, out);
                 s += len;
             } else {
@@ -74,7 +42,7 @@ void report_json_string(FILE *out, const char *str)
         case '\b': fputs("\\b", out); break;
         case '\f': fputs("\\f", out); break;
         default:
-            if (c < 0x20)
+            if (c < 0x20 || c == 0x7f)
                 fprintf(out, "\\u%04x", c);
             else
                 fputc(c, out);
@@ -170,8 +138,25 @@ void report_write_json(FILE *out, const struct report_source *src,
     report_json_string(out, src->program ? src->program : "");
     if (src->family && src->family->ppid > 0)
         fprintf(out, ", \"ppid\": %d", src->family->ppid);
-    if (src->engine)
-        fprintf(out, ", \"engine\": \"%s\"", src->engine);
+    if (src->engine) {
+        fputs(", \"engine\": ", out);
+        report_json_string(out, src->engine);
+    }
+    /* --sample's mean (0: exact): the figures of each stack are then estimates */
+    fprintf(out, ", \"sample_bytes\": %" PRIu64, heap_sample_bytes(src->books));
+    if (src->allocators) {
+        /* the modules whose functions were intercepted, most calls first */
+        size_t *order = NULL;
+        size_t na = allocators_ordered(src->allocators, &order);
+        fputs(",\n \"allocators\": [", out);
+        for (size_t k = 0; k < na; k++) {
+            if (k)
+                fputs(", ", out);
+            report_json_string(out, src->allocators->v[order[k]].path);
+        }
+        fputc(']', out);
+        free(order);
+    }
     fprintf(out,
             ",\n \"heap\": {\"in_use_bytes\": %" PRIu64 ", \"in_use_blocks\": %" PRIu64
             ", \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
@@ -179,6 +164,7 @@ void report_write_json(FILE *out, const struct report_source *src,
             " \"mapped\": {\"bytes\": %" PRIu64 ", \"regions\": %" PRIu64 "},\n",
             t.in_use_bytes, t.in_use_blocks, t.allocs, t.frees, t.bytes_allocated, t.temporary,
             t.mapped_bytes, t.mapped_regions);
+    report_write_memory_json(out, src);
     if (src->leaks)
         put_leaks(out, src->leaks);
     report_write_peak_json(out, src);

@@ -11,6 +11,7 @@
  * profile stacks.  Times are milliseconds (massif's --time-unit=ms). */
 #include "target/report/report_internal.h"
 
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
 
 #include <inttypes.h>
@@ -48,19 +49,21 @@ static void free_tree(struct mnode *n)
     free(n);
 }
 
-/* ms_print drops everything after a '#': none in names. */
+/* Names are escaped (text_escape.h: no control character reaches ms_print's
+ * reader or terminal, no line break its line-based parser), and ms_print
+ * drops everything after a '#': none in names. */
 static void label_of(const struct report_frame *f, char *buf, size_t len)
 {
-    const char *fn = f->function ? f->function : "?\?\?";
-    int n;
+    char *fn = text_escape_dup(f->function ? f->function : "?\?\?");
+    char *where = text_escape_dup(f->file ? f->file : f->module ? f->module : "?\?\?");
     if (f->file)
-        n = snprintf(buf, len, " 0x%" PRIX64 ": %s (%s:%u)", f->pc, fn, f->file, f->line);
+        snprintf(buf, len, " 0x%" PRIX64 ": %s (%s:%u)", f->pc, fn, where, f->line);
     else
-        n = snprintf(buf, len, " 0x%" PRIX64 ": %s (in %s)", f->pc, fn,
-                     f->module ? f->module : "?\?\?");
-    (void)n;
+        snprintf(buf, len, " 0x%" PRIX64 ": %s (in %s)", f->pc, fn, where);
+    free(fn);
+    free(where);
     for (char *p = buf; *p; p++)
-        if (*p == '#' || *p == '\n' || *p == '\r')
+        if (*p == '#')
             *p = '_';
 }
 
@@ -105,19 +108,37 @@ static void print_tree(FILE *out, struct mnode *n, unsigned depth)
         print_tree(out, n->kids[i], depth + 1);
 }
 
-static void write_tree(FILE *out, const struct report_source *src, bool at_peak)
+static uint64_t stack_bytes(const struct report_source *src, uint32_t id, bool at_peak)
+{
+    struct stack_totals t;
+    if (at_peak)
+        heap_get_stack_peak(src->books, id, &t);
+    else
+        heap_get_stack_totals(src->books, id, &t);
+    return t.bytes_in_use;
+}
+
+/* total: the snapshot's mem_heap_B.  Under --sample the stacks' figures
+ * are estimates whose sum is not the exact total: they are scaled to it
+ * (each rounded down), since ms_print wants no node above its snapshot. */
+static void write_tree(FILE *out, const struct report_source *src, bool at_peak, uint64_t total)
 {
     struct mnode *root = xcalloc(1, sizeof(*root));
     root->label = xstrdup(" (heap allocation functions) malloc/new/new[], --alloc-fns, etc.");
     uint32_t limit = heap_stack_id_limit(src->books);
+    long double scale = 1;
+    if (heap_sample_bytes(src->books)) {
+        uint64_t sum = 0;
+        for (uint32_t id = 0; id < limit; id++)
+            sum += stack_bytes(src, id, at_peak);
+        scale = sum ? (long double)total / (long double)sum : 0;
+    }
     for (uint32_t id = 0; id < limit; id++) {
-        struct stack_totals t;
-        if (at_peak)
-            heap_get_stack_peak(src->books, id, &t);
-        else
-            heap_get_stack_totals(src->books, id, &t);
-        if (t.bytes_in_use)
-            add_stack(root, src, id, t.bytes_in_use);
+        uint64_t bytes = stack_bytes(src, id, at_peak);
+        if (scale != 1)
+            bytes = (uint64_t)((long double)bytes * scale);
+        if (bytes)
+            add_stack(root, src, id, bytes);
     }
     print_tree(out, root, 0);
     free_tree(root);
@@ -139,9 +160,16 @@ void report_write_massif(FILE *out, const struct report_source *src)
     heap_get_totals(src->books, &now);
     size_t ns = 0;
     const struct timeline_sample *s = timeline_samples(src->timeline, &ns);
-    fputs("desc: (memtrace)\ncmd: ", out);
-    for (const char *p = src->program && *src->program ? src->program : "?\?\?"; *p; p++)
-        fputc(*p == '\n' || *p == '#' ? '_' : *p, out);
+    uint64_t sample = heap_sample_bytes(src->books);
+    if (sample) /* the tree's figures are estimates; the snapshots' totals exact */
+        fprintf(out, "desc: (memtrace) --sample %" PRIu64 ": stacks sampled by bytes, their figures estimated\ncmd: ",
+                sample);
+    else
+        fputs("desc: (memtrace)\ncmd: ", out);
+    char *cmd = text_escape_dup(src->program && *src->program ? src->program : "?\?\?");
+    for (const char *p = cmd; *p; p++)
+        fputc(*p == '#' ? '_' : *p, out);
+    free(cmd);
     fputs("\ntime_unit: ms\n", out);
 
     unsigned k = 0;
@@ -149,23 +177,23 @@ void report_write_massif(FILE *out, const struct report_source *src)
     for (size_t i = 0; i < ns; i++) {
         if (!peak_done && peak.seconds < s[i].seconds) {
             snapshot(out, k++, peak.seconds, peak.bytes, "peak");
-            write_tree(out, src, true);
+            write_tree(out, src, true, peak.bytes);
             peak_done = true;
         }
         if (i + 1 == ns && peak_done) {
             /* the last one: what is in use now */
             snapshot(out, k++, s[i].seconds, now.in_use_bytes, "detailed");
-            write_tree(out, src, false);
+            write_tree(out, src, false, now.in_use_bytes);
         } else {
             snapshot(out, k++, s[i].seconds, s[i].bytes, "empty");
         }
     }
     if (!peak_done) {
         snapshot(out, k++, peak.seconds, peak.bytes, "peak");
-        write_tree(out, src, true);
+        write_tree(out, src, true, peak.bytes);
     }
     if (ns == 0) {
         snapshot(out, k, peak.seconds, now.in_use_bytes, "detailed");
-        write_tree(out, src, false);
+        write_tree(out, src, false, now.in_use_bytes);
     }
 }

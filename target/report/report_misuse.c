@@ -2,6 +2,8 @@
  * found), and the "errors" array of the JSON report. */
 #include "target/report/report_internal.h"
 
+#include "shared/text_escape.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -11,12 +13,6 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* Names come from the target's files: keep one frame on one line. */
-static void put_clean(FILE *out, const char *s)
-{
-    for (; *s; s++)
-        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
-}
 
 /* "   at 0xPC: function (file:line)" / "(in module)", as valgrind does. */
 static void put_stack(FILE *out, const struct report_source *src, int pid, uint32_t id)
@@ -28,16 +24,16 @@ static void put_stack(FILE *out, const struct report_source *src, int pid, uint3
         fprintf(out, "==%d==    (stack unknown)\n", pid);
     for (unsigned i = 0; report_frames_next(&it, &f); i++) {
         fprintf(out, "==%d==    %s 0x%" PRIX64 ": ", pid, i ? "by" : "at", f.pc);
-        put_clean(out, f.function ? f.function : "???");
+        text_escape_put(out, f.function ? f.function : "???");
         if (f.function && f.file) {
             fputs(" (", out);
-            put_clean(out, base_name(f.file));
+            text_escape_put(out, base_name(f.file));
             if (f.line)
                 fprintf(out, ":%u", f.line);
             fputc(')', out);
         } else if (f.module) {
             fputs(" (in ", out);
-            put_clean(out, f.module);
+            text_escape_put(out, f.module);
             fputc(')', out);
         }
         if (f.tail_call)
@@ -50,6 +46,15 @@ void report_write_misuse(FILE *out, const struct report_source *src, const struc
 {
     int pid = src->pid;
     fprintf(out, "==%d== %s\n", pid, misuse_title(e->kind));
+    if (e->kind == MISUSE_OTHER_HEAP) {
+        fprintf(out, "==%d==  A block of ", pid);
+        text_escape_put(out, e->made_by);
+        fputs(" released by ", out);
+        text_escape_put(out, e->released_by);
+        fputs(" (", out);
+        text_escape_put(out, e->function ? e->function : "?");
+        fputs(")\n", out);
+    }
     put_stack(out, src, pid, e->call_stack);
     switch (e->state) {
     case MISUSE_BLOCK_LIVE:
@@ -99,7 +104,14 @@ void report_write_misuse_json(FILE *out, const struct report_source *src)
         report_json_string(out, misuse_title(e->kind));
         fputs(", \"function\": ", out);
         report_json_string(out, e->function);
-        fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"tid\": %d,\n   \"stack\": ", e->addr, e->tid);
+        fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"tid\": %d", e->addr, e->tid);
+        if (e->kind == MISUSE_OTHER_HEAP) {
+            fputs(", \"made_by\": ", out);
+            report_json_string(out, e->made_by);
+            fputs(", \"released_by\": ", out);
+            report_json_string(out, e->released_by);
+        }
+        fputs(",\n   \"stack\": ", out);
         put_json_stack(out, src, e->call_stack);
         fprintf(out, ",\n   \"block\": {\"state\": \"%s\"", state_token(e->state));
         if (e->state != MISUSE_BLOCK_UNKNOWN) {

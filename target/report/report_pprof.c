@@ -24,10 +24,14 @@ int report_write_pprof(FILE *out, const struct report_source *src)
 
 #include "target/report/profile.pb-c.h"
 #include "target/report/report_gzip.h"
-#include "target/report/report_intern.h"
+#include "target/report/report_export_stack.h"
 
+#include "shared/intern.h"
+#include "shared/text_escape.h"
 #include "shared/xalloc.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,10 +61,10 @@ static void *vec_push(struct vec *a, void *p)
 }
 
 struct pp {
-    struct intern_strings strings;
+    struct interner strings;
     struct vec table;                   /* string_table */
-    struct intern_pairs locations, mappings;
-    struct intern_strings functions;    /* "name\nfile" -> id */
+    struct interner locations, mappings;
+    struct interner functions;          /* "name\nfile" -> id */
     struct vec location, mapping, function, sample;
 };
 
@@ -69,9 +73,11 @@ static int64_t pp_string(struct pp *p, const char *s)
     if (!s)
         s = "";
     bool added;
-    uint32_t idx = intern_string(&p->strings, s, (uint32_t)p->table.n, &added);
+    uint32_t idx = interner_add_string(&p->strings, s, &added);
+    /* protobuf's string is valid UTF-8 (Go's decoder refuses the profile
+     * otherwise), and pprof prints names on a terminal: escaped. */
     if (added)
-        vec_push(&p->table, xstrdup(s));
+        vec_push(&p->table, text_escape_dup(s));
     return idx;
 }
 
@@ -80,7 +86,7 @@ static uint64_t pp_mapping(struct pp *p, const struct export_pc *pc)
     if (!pc->module)
         return 0;
     bool added;
-    uint32_t id = intern_pair(&p->mappings, pc->map_start, pc->map_end, (uint32_t)p->mapping.n + 1, &added);
+    uint32_t id = interner_add_pair(&p->mappings, pc->map_start, pc->map_end, &added) + 1;
     if (added) {
         Mapping *m = vec_push(&p->mapping, xmalloc(sizeof(*m)));
         perftools__profiles__mapping__init(m);
@@ -102,7 +108,7 @@ static uint64_t pp_function(struct pp *p, const struct export_frame *f)
     key[nl] = '\n';
     memcpy(key + nl + 1, file, fl + 1);
     bool added;
-    uint32_t id = intern_string(&p->functions, key, (uint32_t)p->function.n + 1, &added);
+    uint32_t id = interner_add_string(&p->functions, key, &added) + 1;
     free(key);
     if (added) {
         Function *fn = vec_push(&p->function, xmalloc(sizeof(*fn)));
@@ -117,7 +123,7 @@ static uint64_t pp_function(struct pp *p, const struct export_frame *f)
 static uint64_t pp_location(struct pp *p, const struct export_stack *st, const struct export_pc *pc)
 {
     bool added;
-    uint32_t id = intern_pair(&p->locations, pc->pc, 0, (uint32_t)p->location.n + 1, &added);
+    uint32_t id = interner_add_pair(&p->locations, pc->pc, 0, &added) + 1;
     if (!added)
         return id;
     Location *loc = vec_push(&p->location, xmalloc(sizeof(*loc)));
@@ -172,8 +178,9 @@ static void main_mapping_first(struct pp *p, const char *program)
 {
     if (!program || !*program)
         return;
-    const char *base = strrchr(program, '/');
-    base = base ? base + 1 : program;
+    char *prog = text_escape_dup(program);   /* as the table holds it */
+    const char *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
     for (size_t i = 0; i < p->mapping.n; i++) {
         const Mapping *m = p->mapping.v[i];
         const char *name = p->table.v[m->filename];
@@ -182,9 +189,10 @@ static void main_mapping_first(struct pp *p, const char *program)
             void *tmp = p->mapping.v[0];
             p->mapping.v[0] = p->mapping.v[i];
             p->mapping.v[i] = tmp;
-            return;
+            break;
         }
     }
+    free(prog);
 }
 
 static void free_vec(struct vec *a, void (*fn)(void *))
@@ -258,6 +266,22 @@ int report_write_pprof(FILE *out, const struct report_source *src)
     prof.function = (Function **)p.function.v;
     prof.period_type = &period;
     prof.period = 1;
+    /* --sample: pprof's sampling period is the mean bytes between samples;
+     * the values are already scaled up (estimates), as Go's heap profiles
+     * are, and a comment says so. */
+    uint64_t sample = heap_sample_bytes(src->books);
+    int64_t comment[1];
+    if (sample) {
+        char note[160];
+        snprintf(note, sizeof(note),
+                 "memtrace --sample %" PRIu64 ": allocations sampled by bytes; values are "
+                 "estimates (scaled by 1/(1-exp(-size/%" PRIu64 ")))",
+                 sample, sample);
+        prof.period = (int64_t)sample;
+        comment[0] = pp_string(&p, note);
+        prof.n_comment = 1;
+        prof.comment = comment;
+    }
     prof.default_sample_type = vt[3].type;
     double elapsed = heap_seconds(src->books);
     prof.duration_nanos = (int64_t)(elapsed * 1e9);
@@ -282,10 +306,10 @@ int report_write_pprof(FILE *out, const struct report_source *src)
     free_vec(&p.mapping, free);
     free_vec(&p.function, free);
     free_vec(&p.table, free);
-    intern_strings_free(&p.strings);
-    intern_strings_free(&p.functions);
-    intern_pairs_free(&p.locations);
-    intern_pairs_free(&p.mappings);
+    interner_free(&p.strings);
+    interner_free(&p.functions);
+    interner_free(&p.locations);
+    interner_free(&p.mappings);
     return rc;
 }
 

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "shared/log.h"
 #include "target/report/report_file.h"
@@ -12,7 +11,7 @@ static struct heap_books *glue_books(void *ctx)
 {
     struct session *s = ctx;
     if (!s->tracee->exited)
-        agent_drain(s->tracee, false); /* agent engine: books up to date */
+        engine_drain(s->tracee, false); /* an engine that records apart: books up to date */
     return s->tracee->books;
 }
 
@@ -20,9 +19,9 @@ static struct heap_books *glue_books(void *ctx)
 static void glue_engine(void *ctx, FILE *out)
 {
     struct session *s = ctx;
-    struct agent_stats st;
-    fprintf(out, "    engine: %s", agent_engine_name(s->tracee));
-    if (agent_get_stats(s->tracee, &st))
+    struct engine_stats st;
+    fprintf(out, "    engine: %s", engine_name(s->tracee));
+    if (engine_get_stats(s->tracee, &st))
         fprintf(out,
                 " (%llu functions patched, %llu calls, ring waits: %llu, unrecorded: %llu, "
                 "stacks unwound in the target: %llu, raw: %llu)",
@@ -30,6 +29,11 @@ static void glue_engine(void *ctx, FILE *out)
                 (unsigned long long)st.waits, (unsigned long long)st.lost,
                 (unsigned long long)st.unwound_in_target, (unsigned long long)st.raw_stacks);
     fputc('\n', out);
+    if (s->tracee->allocators.count) {
+        fputs("    allocators: ", out);
+        report_write_allocators(out, &s->tracee->allocators);
+        fputc('\n', out);
+    }
 }
 
 static const struct stack_table *glue_stacks(void *ctx)
@@ -88,7 +92,20 @@ static const struct report_leaks *glue_leaks(void *ctx)
     return session_leak_latest(ctx);
 }
 
+static struct rss_parts *glue_memory(void *ctx)
+{
+    struct session *s = ctx;
+    return session_memory_of(s->tracee);
+}
+
+static int glue_snapshot(void *ctx, const char *path, char *written, size_t len)
+{
+    return session_snapshot(ctx, path, written, len);
+}
+
 static const struct console_ops session_console_ops = {
+    .memory = glue_memory,
+    .snapshot = glue_snapshot,
     .leaks = glue_leaks,
     .timeline = glue_timeline,
     .run_apart = glue_run_apart,
@@ -108,6 +125,7 @@ void session_attach_console(struct session *s, int fd, bool interactive)
 {
     s->console = console_new(&session_console_ops, s, stdout);
     s->console_fd = fd;
+    console_set_input_fd(s->console, fd);
     s->console_tty = isatty(fd);
     if (!interactive || !console_start_editing(s->console, fd))
         console_set_interactive(s->console, interactive);

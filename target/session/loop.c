@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "shared/log.h"
-#include "target/agent/agent.h"
 #include "target/console/console.h"
 #include "target/session/session.h"
 
@@ -98,25 +97,25 @@ static void handle_console_input(struct session *s)
         s->quit_requested = true;
 }
 
-/* agent engine: the processes of the session with an agent (-f: the
- * followed children too), each drained; their doorbells into fds (at most
- * AGENT_DOORBELLS: beyond, the timeout drains them) and the shortest wait
- * they allow into *timeout.  Returns how many fds. */
-enum { AGENT_DOORBELLS = 61 };
-static unsigned agent_doorbells(struct session *s, struct pollfd *fds, struct tracee **owner,
-                                int *timeout)
+/* Engines that record apart (the agent): the processes of the session
+ * (-f: the followed children too), each drained; their doorbells into fds
+ * (at most ENGINE_DOORBELLS: beyond, the timeout drains them) and the
+ * shortest wait they allow into *timeout.  Returns how many fds. */
+enum { ENGINE_DOORBELLS = 61 };
+static unsigned engine_doorbells(struct session *s, struct pollfd *fds, struct tracee **owner,
+                                 int *timeout)
 {
     unsigned n = 0;
     for (size_t i = 0; i < s->family.count; i++) {
         struct tracee *t = s->family.procs[i];
-        if (!t || t->exited || !t->agent)
+        if (!t || t->exited)
             continue;
-        agent_drain(t, false);
-        int ms = agent_poll_timeout(t);
+        engine_drain(t, false);
+        int ms = engine_poll_timeout(t);
         if (ms >= 0 && (*timeout < 0 || ms < *timeout))
             *timeout = ms;
-        int fd = agent_poll_fd(t);
-        if (fd >= 0 && n < AGENT_DOORBELLS) {
+        int fd = engine_poll_fd(t);
+        if (fd >= 0 && n < ENGINE_DOORBELLS) {
             fds[n] = (struct pollfd){.fd = fd, .events = POLLIN};
             owner[n++] = t;
         }
@@ -141,12 +140,12 @@ int session_run(struct session *s)
         mt_error("signalfd/timerfd: %s", strerror(errno));
         return -1;
     }
-    struct pollfd fds[3 + AGENT_DOORBELLS] = {
+    struct pollfd fds[3 + ENGINE_DOORBELLS] = {
         {.fd = sfd, .events = POLLIN},
         {.fd = -1, .events = POLLIN},   /* the console, when it may be read */
         {.fd = s->timer_fd, .events = POLLIN},
     };
-    struct tracee *rang[3 + AGENT_DOORBELLS];
+    struct tracee *rang[3 + ENGINE_DOORBELLS];
     while (!s->quit_requested) {
         /* before the stops: the totals held until now */
         session_sample(s, false);
@@ -155,10 +154,10 @@ int session_run(struct session *s)
             session_flush_misuse(s); /* a child names their stacks */
         if (family_finished(&s->family) || tracer_cannot_follow(s->tracee))
             break;
-        /* agent engine: the rings of every process are drained between
-         * polls; a full ring rings its doorbell (target/agent) */
+        /* an engine that records apart (the agent's rings) is drained
+         * between polls; a full ring rings its doorbell */
         int timeout = -1;
-        nfds_t nfds = 3 + agent_doorbells(s, fds + 3, rang + 3, &timeout);
+        nfds_t nfds = 3 + engine_doorbells(s, fds + 3, rang + 3, &timeout);
         fds[1].fd = console_poll_fd(s);
         if (fds[1].fd < 0 && s->console && !s->console_ended &&
             (timeout < 0 || timeout > CONSOLE_RECHECK_MS))
@@ -169,6 +168,10 @@ int session_run(struct session *s)
         int sample_ms = s->sample_ms ? (int)s->sample_ms : 100;
         if (s->recorder && (timeout < 0 || timeout > sample_ms))
             timeout = sample_ms;
+        /* --snapshot-rss, --snapshot-peak: RSS read every few ms */
+        int snap_ms = session_snapshot_poll(s);
+        if (snap_ms >= 0 && (timeout < 0 || timeout > snap_ms))
+            timeout = snap_ms;
         if (poll(fds, nfds, timeout) < 0) {
             if (errno == EINTR)
                 continue;
@@ -177,7 +180,7 @@ int session_run(struct session *s)
         }
         for (nfds_t i = 3; i < nfds; i++)
             if (fds[i].revents)
-                agent_doorbell(rang[i]);
+                engine_doorbell(rang[i]);
         if (fds[0].revents)
             session_handle_signals(s, sfd);
         if (fds[1].fd >= 0 && fds[1].revents)

@@ -7,7 +7,6 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
-#include "target/agent/agent.h"
 #include "target/net/remote.h"
 #include "target/report/report_file.h"
 #include "target/session/resolve.h"
@@ -40,7 +39,8 @@ static struct report_source source_of(struct tracee *t, struct process_resolver 
         .program = t->program,
         .errors = &t->errors,
         .max_frames = t->opts.depth,
-        .engine = agent_engine_name(t),
+        .engine = engine_name(t),
+        .allocators = &t->allocators,
     };
 }
 
@@ -196,8 +196,9 @@ struct report_source session_report_source(struct session *s)
         .pid = s->tracee->pid,
         .program = s->tracee->program,
         .max_frames = s->tracee->opts.depth,
-        .engine = agent_engine_name(s->tracee),
+        .engine = engine_name(s->tracee),
         .timeline = s->timeline,
+        .allocators = &s->tracee->allocators,
     };
 }
 
@@ -217,7 +218,10 @@ int session_final_report(struct session *s)
     src.leaks = session_leak_report(s);
     src.errors = &s->tracee->errors;
     src.family = session_family_report(s);
+    struct rss_parts *mem = session_memory_of(s->tracee);   /* when still alive (detach, quit) */
+    src.memory = mem;
     int rc = report_write(out, &src, &s->report);
+    session_memory_free(mem);
     rc |= session_write_children(out, s);
     if (out != stdout)
         rc |= fclose(out);

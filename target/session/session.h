@@ -39,6 +39,12 @@ struct session {
     unsigned sampled_epoch;     /* tracee->books_epoch when sampled last (an exec replaces the books) */
     double sample_offset;       /* their clock's start on the timeline's */
     double sample_last;         /* the timeline's time of the last offer */
+    /* snapshots (snapshot.c) */
+    uint64_t snapshot_rss;      /* --snapshot-rss, bytes; 0: off */
+    uint64_t snapshot_next;     /* the next RSS that writes one */
+    bool snapshot_peak;         /* --snapshot-peak */
+    uint64_t snapshot_peak_bytes;
+    double snapshot_peak_time, snapshot_checked;   /* monotonic seconds */
 };
 
 /* Frame names for reports: module, offset, function, file:line (of the
@@ -88,6 +94,21 @@ void session_sample(struct session *s, bool force);
 /* The timeline ending now, for a report; never writes the --record file
  * (a console report may run in a forked child). */
 const struct timeline *session_timeline_now(struct session *s);
+
+/* The RSS of t split into parts now (memory_glue.c), for a report's
+ * MEMORY section; NULL when t is gone or /proc could not be read.  Free
+ * with session_memory_free. */
+struct rss_parts *session_memory_of(struct tracee *t);
+void session_memory_free(struct rss_parts *m);
+
+/* Writes a snapshot of the first process (its report in the format of
+ * -f, with MEMORY) to path, or (NULL) to a file named after its pid and
+ * the time, in the directory of -o; the name goes to written.  0, or -1
+ * after an error message. */
+int session_snapshot(struct session *s, const char *path, char *written, size_t len);
+/* The loop's check for --snapshot-rss and --snapshot-peak: writes the
+ * snapshots due; returns the poll timeout it needs (ms), -1 when off. */
+int session_snapshot_poll(struct session *s);
 
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 #include "target/files/provider.h"
 #include "target/symbols/symtab.h"
 

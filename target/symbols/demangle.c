@@ -1,7 +1,7 @@
 /* C++ names as c++filt prints them, from c++filt's own demangler: libiberty
  * (Debian's libiberty-dev for the build machine's architecture; for cross
  * and 32-bit builds the same sources from binutils-source, see
- * selftest/cross-iberty.sh).  The demangler's files are LGPL-2.0-or-later
+ * tools/cross-iberty.sh).  The demangler's files are LGPL-2.0-or-later
  * (cplus-dem.c, rust-demangle.c, d-demangle.c, safe-ctype.c, demangle.h)
  * or GPL-2.0-or-later (cp-demangle.c, with a linking exception): both fit
  * memtrace's GPL-2.0-or-later.

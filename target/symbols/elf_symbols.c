@@ -7,7 +7,7 @@
 
 #include "shared/xalloc.h"
 #include "target/elf/elf_section_map.h"
-#include "target/files/cursor.h"
+#include "shared/files/cursor.h"
 
 /* Caps on what a (possibly hostile) file may make us allocate.  glibc's
  * debug .symtab has ~10^4 symbols. */
@@ -60,6 +60,25 @@ static const char *mapped_name(const struct elf_symbols *s, uint64_t off)
 
 bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *sym)
 {
+    uint32_t name;
+    if (!elf_symbols_get_unnamed(s, i, sym, &name))
+        return false;
+    sym->name = elf_symbols_name(s, name);
+    return true;
+}
+
+const char *elf_symbols_name(const struct elf_symbols *s, uint32_t name)
+{
+    if (s->strs_map)
+        return mapped_name(s, name);
+    if (name < s->strsize && memchr(s->strs + name, 0, s->strsize - name))
+        return s->strs + name;
+    return "";
+}
+
+bool elf_symbols_get_unnamed(const struct elf_symbols *s, size_t i, struct elf_symbol *sym,
+                             uint32_t *name_off)
+{
     if (i >= s->count)
         return false;
     if (s->syms_map && !section_map_ensure(s->syms_map, (uint64_t)i * s->entsize, s->entsize))
@@ -87,11 +106,8 @@ bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *s
         return false;
     sym->bind = ELF64_ST_BIND(info);
     sym->type = ELF64_ST_TYPE(info);
-    sym->name = "";
-    if (s->strs_map)
-        sym->name = mapped_name(s, name);
-    else if (name < s->strsize && memchr(s->strs + name, 0, s->strsize - name))
-        sym->name = s->strs + name;
+    sym->name = NULL;
+    *name_off = name;
     return true;
 }
 

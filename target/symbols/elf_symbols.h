@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 
 struct elf_symbol {
     const char *name;     /* "" when the string offset is bad */
@@ -51,6 +51,15 @@ int elf_symbols_map(struct elf_file *f, struct elf_symbols *out);
 
 /* Symbol i (0 <= i < count).  false when it cannot be decoded. */
 bool elf_symbols_get(const struct elf_symbols *s, size_t i, struct elf_symbol *sym);
+/* The same without reading its name: sym->name is NULL and *name_off the
+ * name's offset in the string table, for elf_symbols_name.  Whoever reads
+ * many names of a mapped table reads them fastest in offset order: the
+ * strings are then made resident front to back, each piece once. */
+bool elf_symbols_get_unnamed(const struct elf_symbols *s, size_t i, struct elf_symbol *sym,
+                             uint32_t *name_off);
+/* The name at offset off of the string table ("" when off is bad); valid
+ * until the next call of elf_symbols_get or elf_symbols_name. */
+const char *elf_symbols_name(const struct elf_symbols *s, uint32_t off);
 
 /* Version of symbol i: its index (without the hidden bit), whether it is
  * hidden (a non-default version), and its name (NULL when unknown).  An

@@ -14,11 +14,80 @@
  * (turn off to index DWARF 5 objects from .debug_line alone). */
 #define SYMBOLIZE_INLINE_NAMES true
 
+/* Chains looked up lately, by address: a report names the same few
+ * hundred return addresses over and over (131,072 stacks of one recursion
+ * in bench/many_paths.c hold 4 distinct pcs; under -f every process's
+ * report asks libc about the same ones), and each lookup walks a line
+ * program whose pieces are given back between lookups.  Direct-mapped,
+ * CHAIN_CACHE_SLOTS entries.  Their names are interned copies kept as long
+ * as the symbolizer (bounded by the names the object has): a name handed
+ * out stays valid when its entry is replaced, and never depends on what
+ * the lookups keep resident. */
+#define CHAIN_CACHE_SLOTS 1024u
+
+struct cached_frame {
+    const char *function, *file;    /* interned; function may be NULL */
+    uint64_t function_offset;
+    unsigned line, discriminator;
+    bool inlined;
+};
+
+struct cached_chain {
+    uint64_t addr;
+    unsigned max, n;    /* n == 0: empty slot */
+    int found;
+    struct cached_frame *frames;
+};
+
 struct symbolizer {
     struct debug_object *obj;
     struct line_object *lines;
     bool lines_tried;
+    struct cached_chain *chains;    /* CHAIN_CACHE_SLOTS, made on first lookup */
+    char **names;                   /* interned names, open addressing */
+    size_t names_mask, names_count;
 };
+
+static uint64_t hash_str(const char *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return h;
+}
+
+static void names_put(char **slots, size_t mask, char *name)
+{
+    size_t i = hash_str(name) & mask;
+    while (slots[i])
+        i = (i + 1) & mask;
+    slots[i] = name;
+}
+
+static const char *intern(struct symbolizer *s, const char *name)
+{
+    if (!name)
+        return NULL;
+    if (s->names) {
+        for (size_t i = hash_str(name) & s->names_mask; s->names[i]; i = (i + 1) & s->names_mask)
+            if (strcmp(s->names[i], name) == 0)
+                return s->names[i];
+    }
+    if ((s->names_count + 1) * 2 > (s->names ? s->names_mask + 1 : 0)) {
+        size_t cap = s->names ? (s->names_mask + 1) * 2 : 64;
+        char **grown = xcalloc(cap, sizeof(*grown));
+        for (size_t i = 0; s->names && i <= s->names_mask; i++)
+            if (s->names[i])
+                names_put(grown, cap - 1, s->names[i]);
+        free(s->names);
+        s->names = grown;
+        s->names_mask = cap - 1;
+    }
+    char *copy = xstrdup(name);
+    names_put(s->names, s->names_mask, copy);
+    s->names_count++;
+    return copy;
+}
 
 struct symbolizer *symbolizer_new(struct debug_object *obj)
 {
@@ -32,6 +101,13 @@ void symbolizer_free(struct symbolizer *s)
     if (!s)
         return;
     line_object_close(s->lines);
+    if (s->chains)
+        for (unsigned i = 0; i < CHAIN_CACHE_SLOTS; i++)
+            free(s->chains[i].frames);
+    free(s->chains);
+    for (size_t i = 0; s->names && i <= s->names_mask; i++)
+        free(s->names[i]);
+    free(s->names);
     free(s);
 }
 
@@ -114,9 +190,44 @@ unsigned symbolizer_lookup_chain(struct symbolizer *s, uint64_t link_vaddr, stru
                                  int *found)
 {
     int f = 0;
-    unsigned n = max ? chain_with(s->obj, lines_of(s), link_vaddr, out, max, &f) : 0;
+    if (!max) {
+        if (found)
+            *found = 0;
+        return 0;
+    }
+    if (!s->chains)
+        s->chains = xcalloc(CHAIN_CACHE_SLOTS, sizeof(*s->chains));
+    struct cached_chain *c = &s->chains[(link_vaddr * 0x9e3779b97f4a7c15ull) >> 54];
+    _Static_assert(CHAIN_CACHE_SLOTS == 1u << 10, "the slot is the hash's top 10 bits");
+    if (c->n && c->addr == link_vaddr && c->max == max) {
+        for (unsigned i = 0; i < c->n; i++) {
+            const struct cached_frame *k = &c->frames[i];
+            out[i] = (struct sym_info){ .function = k->function, .function_offset = k->function_offset,
+                                        .line = k->line, .discriminator = k->discriminator,
+                                        .inlined = k->inlined };
+            snprintf(out[i].file, sizeof(out[i].file), "%s", k->file);
+        }
+        if (found)
+            *found = c->found;
+        return c->n;
+    }
+    unsigned n = chain_with(s->obj, lines_of(s), link_vaddr, out, max, &f);
     if (found)
         *found = f;
+    free(c->frames);
+    c->frames = xreallocarray(NULL, n ? n : 1, sizeof(*c->frames));
+    for (unsigned i = 0; i < n; i++) {
+        c->frames[i] = (struct cached_frame){ .function = intern(s, out[i].function),
+                                              .file = intern(s, out[i].file),
+                                              .function_offset = out[i].function_offset,
+                                              .line = out[i].line, .discriminator = out[i].discriminator,
+                                              .inlined = out[i].inlined };
+        out[i].function = c->frames[i].function; /* the caller gets what a hit would give */
+    }
+    c->addr = link_vaddr;
+    c->max = max;
+    c->n = n;
+    c->found = f;
     return n;
 }
 

@@ -126,18 +126,27 @@ static bool has_table(struct elf_file *f, enum elf_symbols_kind kind, struct elf
     return f && elf_symbols_load(f, kind, out) == 0;
 }
 
+/* By name offset, then table position: the order the names are read in. */
+static int compare_name_offsets(const void *pa, const void *pb)
+{
+    const struct candidate *a = pa, *b = pb;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
 /* In-place heapsort: qsort's merge sort would borrow a copy of the whole
- * array, the largest allocation of loading a symbol table.  The order is
+ * array, the largest allocation of loading a symbol table.  The orders are
  * total (ties broken by table position), so the result is qsort's. */
-static void sift_down(struct candidate *a, size_t root, size_t n)
+static void sift_down(struct candidate *a, size_t root, size_t n, int (*cmp)(const void *, const void *))
 {
     for (;;) {
         size_t child = 2 * root + 1;
         if (child >= n)
             return;
-        if (child + 1 < n && compare_candidates(&a[child], &a[child + 1]) < 0)
+        if (child + 1 < n && cmp(&a[child], &a[child + 1]) < 0)
             child++;
-        if (compare_candidates(&a[root], &a[child]) >= 0)
+        if (cmp(&a[root], &a[child]) >= 0)
             return;
         struct candidate t = a[root];
         a[root] = a[child];
@@ -146,55 +155,88 @@ static void sift_down(struct candidate *a, size_t root, size_t n)
     }
 }
 
-static void sort_candidates(struct candidate *a, size_t n)
+static void sort_candidates(struct candidate *a, size_t n, int (*cmp)(const void *, const void *))
 {
     for (size_t i = n / 2; i > 0; i--)
-        sift_down(a, i - 1, n);
+        sift_down(a, i - 1, n, cmp);
     for (size_t end = n; end > 1; end--) {
         struct candidate t = a[0];
         a[0] = a[end - 1];
         a[end - 1] = t;
-        sift_down(a, 0, end - 1);
+        sift_down(a, 0, end - 1, cmp);
     }
 }
 
-static bool wanted(struct elf_file *f, const struct elf_symbols *syms, size_t i, struct elf_symbol *s)
+/* Is symbol i a function or a code label?  Its name is not read (see
+ * build_entries): only whether it has one is left to check. */
+static bool wanted(struct elf_file *f, const struct elf_symbols *syms, size_t i, struct elf_symbol *s,
+                   uint32_t *name_off)
 {
-    return elf_symbols_get(syms, i, s) && (is_function(s) || is_code_label(f, s));
+    if (!elf_symbols_get_unnamed(syms, i, s, name_off))
+        return false;
+    s->name = "?";  /* an empty name is left out when the names are read */
+    return is_function(s) || is_code_label(f, s);
 }
 
 static void build_entries(struct symtab *t, struct elf_file *f, const struct elf_symbols *syms)
 {
-    /* A first pass sizes both arrays exactly. */
-    size_t want = 0, name_bytes = 0;
+    /* A first pass sizes the candidates exactly. */
+    size_t want = 0;
     for (size_t i = 0; i < syms->count; i++) {
         struct elf_symbol s;
-        if (wanted(f, syms, i, &s)) {
-            want++;
-            name_bytes += strlen(s.name) + 1;
-        }
+        uint32_t off;
+        want += wanted(f, syms, i, &s, &off);
     }
     struct candidate *cand = xreallocarray(NULL, want ? want : 1, sizeof(*cand));
-    struct arena names = {0};
-    names.cap = name_bytes < UINT32_MAX ? name_bytes + 1 : 4096;
-    names.data = xmalloc(names.cap);
     size_t n = 0;
     bool arm = elf_file_machine(f) == EM_ARM;
     for (size_t i = 0; i < syms->count && n < want; i++) {
         struct elf_symbol s;
-        if (!wanted(f, syms, i, &s))
+        uint32_t off;
+        if (!wanted(f, syms, i, &s, &off))
             continue;
-        if (names.used > UINT32_MAX - 4096 - strlen(s.name))
-            break; /* names beyond 4 GiB: a hostile file, not a program */
         struct candidate *c = &cand[n++];
         c->addr = arm ? s.value & ~(uint64_t)1 : s.value; /* Thumb bit */
         c->size = s.size;
-        c->name = arena_add(&names, s.name);
+        c->name = off;  /* the string table's offset until the names are read */
         c->order = (uint32_t)i;
         c->shndx = s.shndx;
         c->rank = binding_rank(s.bind);
     }
-    sort_candidates(cand, n);
+    /* The names, read in the order of their offsets: a mapped string table
+     * (a debug file's .symtab) is then made resident front to back, each
+     * piece once.  In the table's order the reads jump about the strings,
+     * and libc6-dbg's 130 KiB of them were given back and read again
+     * ~3,300 times per load (madvise + pread each), for every traced
+     * process.  Two passes: the arena's size, then the arena, sized
+     * exactly; symbols sharing a string share its copy. */
+    sort_candidates(cand, n, compare_name_offsets);
+    size_t name_bytes = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!k || cand[k].name != cand[k - 1].name)
+            name_bytes += strlen(elf_symbols_name(syms, cand[k].name)) + 1;
+    struct arena names = {0};
+    names.cap = name_bytes < UINT32_MAX - 4096 ? name_bytes + 1 : 4096;
+    names.data = xmalloc(names.cap);
+    size_t kept = 0;
+    uint32_t prev_off = 0, prev_name = 0;
+    bool prev_ok = false;
+    for (size_t k = 0; k < n; k++) {
+        struct candidate c = cand[k];
+        if (!k || c.name != prev_off) {
+            const char *name = elf_symbols_name(syms, c.name);
+            prev_off = c.name;
+            prev_ok = name[0] != '\0' && names.used <= UINT32_MAX - 4096 - strlen(name);
+            if (prev_ok) /* else empty, or names beyond 4 GiB: a hostile file */
+                prev_name = arena_add(&names, name);
+        }
+        if (!prev_ok)
+            continue;
+        c.name = prev_name;
+        cand[kept++] = c;
+    }
+    n = kept;
+    sort_candidates(cand, n, compare_candidates);
 
     /* The entries are written over the candidates already read (an entry
      * is smaller: entry k ends before candidate k + 1 begins, but may
@@ -364,6 +406,28 @@ int symtab_find_export(struct elf_file *obj, const char *name, uint64_t *vaddr)
     }
     elf_symbols_free(&syms);
     return rc;
+}
+
+int symtab_each_function(struct elf_file *obj, int from_symtab,
+                         void (*found)(void *ctx, const char *name, uint64_t vaddr), void *ctx)
+{
+    struct elf_symbols syms;
+    if (from_symtab ? !has_table(obj, ELF_SYMBOLS_SYMTAB, &syms)
+                    : !has_table(obj, ELF_SYMBOLS_DYNSYM, &syms) &&
+                          !has_table(obj, ELF_SYMBOLS_DYNAMIC, &syms))
+        return -ENOENT;
+    for (size_t i = 0; i < syms.count; i++) {
+        struct elf_symbol s;
+        if (!elf_symbols_get(&syms, i, &s) || !is_function(&s))
+            continue;
+        if (!from_symtab && (s.bind == STB_LOCAL || !version_matches(&syms, i, NULL, false)))
+            continue;
+        if (from_symtab == SYMTAB_GLOBALS && s.bind == STB_LOCAL)
+            continue;
+        found(ctx, s.name, s.value);
+    }
+    elf_symbols_free(&syms);
+    return 0;
 }
 
 int symtab_find_local(struct elf_file *obj, const char *name, uint64_t *vaddr)

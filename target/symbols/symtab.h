@@ -3,10 +3,11 @@
 #ifndef MT_SYMBOLS_SYMTAB_H
 #define MT_SYMBOLS_SYMTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
 
 struct symtab;
 
@@ -38,5 +39,14 @@ int symtab_find_export(struct elf_file *obj, const char *name, uint64_t *vaddr);
 /* A defined function of obj's .symtab (static executables, which export
  * nothing): global before local.  0 or -ENOENT. */
 int symtab_find_local(struct elf_file *obj, const char *name, uint64_t *vaddr);
+/* Every defined function of one pass over a table: the exported ones of
+ * the dynamic table in their default version (from_symtab 0), every one of
+ * .symtab (SYMTAB_ALL: static executables), or its global and weak ones
+ * (SYMTAB_GLOBALS).  found(ctx, name, vaddr) each, vaddr link-time.
+ * -ENOENT without such a table. */
+#define SYMTAB_ALL 1
+#define SYMTAB_GLOBALS 2
+int symtab_each_function(struct elf_file *obj, int from_symtab,
+                         void (*found)(void *ctx, const char *name, uint64_t vaddr), void *ctx);
 
 #endif

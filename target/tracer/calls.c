@@ -17,6 +17,8 @@ static enum alloc_kind family_kind(enum intercept_family f)
     switch (f) {
     case FAMILY_NEW: return ALLOC_NEW;
     case FAMILY_NEW_ARRAY: return ALLOC_NEW_ARRAY;
+    case FAMILY_ANY: return ALLOC_ANY;
+    case FAMILY_NAMED: return ALLOC_CUSTOM;
     default: return ALLOC_MALLOC;
     }
 }
@@ -75,11 +77,12 @@ static void call_args(struct stack_window *w, const struct arch_regs *regs, uint
 /* A release the program made (free, delete...) of addr: the books forget
  * the block; what is wrong with it goes to misuse.c. */
 static void record_release(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
-                           const struct arch_regs *regs, uint64_t addr, uint64_t ret_addr)
+                           uint64_t entry, unsigned alloc_id, const struct arch_regs *regs,
+                           uint64_t addr, uint64_t ret_addr)
 {
     if (!addr)
         return;
-    if (misuse_release_continues(th, fn, arch_sp(regs), ret_addr, addr))
+    if (misuse_release_continues(th, entry, arch_sp(regs), ret_addr, addr))
         return;
     /* The allocator freeing memory the program already gave back (glibc
      * empties a dying thread's tcache through free()): housekeeping that
@@ -87,14 +90,116 @@ static void record_release(struct tracee *t, struct thread *th, const struct int
     if (caller_is_allocator(t, ret_addr) && !heap_lookup(t->books, addr, NULL))
         return;
     struct heap_block blk;
+    unsigned heap = allocators_heap_of(&t->allocators, alloc_id);
+    heap_set_heap(t->books, heap);
     enum heap_free_result r = heap_record_free(t->books, addr, family_kind(fn->family), &blk);
     if (r == HEAP_FREE_OK)
         misuse_released(t, regs, &blk);
     else
-        misuse_bad_release(t, th, regs, fn, addr, r, &blk);
+        misuse_bad_release(t, th, regs, fn, heap, addr, r, &blk);
 }
 
-static void move_past_breakpoint(struct breakpoint *bp, struct arch_regs *regs)
+/* --- exceptions (breakpoint engine) ---------------------------------------
+ *
+ * The C++ unwinder (libgcc_s) walks the stack by the return addresses in
+ * it, and a return stub or trampoline has no unwind information: it would
+ * end the walk there and std::terminate would run.  So when th enters the
+ * unwinder (OP_UNWIND: _Unwind_RaiseException and its kin) every open
+ * call gets its real return address back and is marked unhooked; the
+ * stack is then the untraced program's.  Where the exception lands tells
+ * which calls it left: those entered at or below the stack pointer of the
+ * handler's __cxa_begin_catch (OP_CATCH) or of any later intercepted
+ * entry are gone, failed calls that book nothing (no block, as valgrind
+ * books a failed call).  The others are still running (the handler is
+ * inside them): once no exception of the thread is in flight (a handler
+ * run by a destructor during another exception's unwinding would
+ * otherwise hook a call that exception still has to pass), each gets its
+ * stub back and its return is caught as before.  A call whose return
+ * address is in a register (arm, aarch64: ret_slot 0) cannot be hooked
+ * again: it is forgotten at the handler. */
+static void unhook_returns(struct tracee *t, struct thread *th, uint64_t sp)
+{
+    if (sp && call_restore_saved_returns(t, &t->mem, th, sp))
+        mt_warn("thread %d: cannot restore the saved copies of a return address", (int)th->tid);
+    for (unsigned i = th->ncalls; i > 0; i--) {
+        struct pending_call *c = &th->calls[i - 1];
+        if (c->unhooked)
+            continue;
+        uint64_t now = 0;
+        if (c->ret_slot && target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) == 0 &&
+            scratch_is_trampoline(t, now) &&
+            target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0)
+            mt_warn("thread %d: cannot restore a return address at %#llx", (int)th->tid,
+                    (unsigned long long)c->ret_slot);
+        guardian_forget_return(t->pid, c->ret_slot);
+        c->unhooked = true;
+    }
+}
+
+/* The thread's exceptions in flight, by their _Unwind_Exception (a set:
+ * a rethrow may pass two of the unwinder's entries).  One too many for
+ * the set counts as in flight for good: no call is hooked again. */
+static void note_exception(struct thread *th, uint64_t exc, bool thrown)
+{
+    unsigned n = th->nexceptions, max = sizeof(th->exceptions) / sizeof(th->exceptions[0]);
+    for (unsigned i = 0; i < n && i < max; i++)
+        if (th->exceptions[i] == exc) {
+            if (!thrown)
+                th->exceptions[i] = th->exceptions[--th->nexceptions];
+            return;
+        }
+    if (thrown && n <= max) {
+        if (n < max)
+            th->exceptions[n] = exc;
+        th->nexceptions++;
+    }
+}
+
+/* Its stub back in the return slot of a call still running; false when
+ * it cannot be (the slot no longer holds its return address). */
+static bool hook_again(struct tracee *t, struct thread *th, struct pending_call *c)
+{
+    uint64_t now = 0;
+    if (!c->ret_slot || target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) < 0 ||
+        now != c->orig_ret)
+        return false;
+    uint64_t tramp = return_stub_for(t, th, c->orig_ret);
+    if (!tramp)
+        tramp = scratch_trampoline(t, 0);
+    if (!tramp)
+        return false;
+    guardian_note_return(t->pid, c->ret_slot, c->orig_ret, tramp, ARCH_PTR_SIZE);
+    if (target_mem_write_word(&t->mem, c->ret_slot, tramp, ARCH_PTR_SIZE) < 0) {
+        guardian_forget_return(t->pid, c->ret_slot);
+        return false;
+    }
+    c->unhooked = false;
+    return true;
+}
+
+/* th stopped at an entry with stack pointer sp: its unhooked calls
+ * entered at or below sp are gone; with rehook, the others are caught
+ * again (or forgotten when they cannot be). */
+static void settle_unhooked(struct tracee *t, struct thread *th, uint64_t sp, bool rehook)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < th->ncalls; i++) {
+        struct pending_call *c = &th->calls[i];
+        if (c->unhooked) {
+            uint64_t at = c->ret_slot ? c->ret_slot : c->entry_sp;
+            if (at <= sp)
+                continue; /* left by the exception: a failed call */
+            if (rehook && !hook_again(t, th, c))
+                continue;
+        }
+        if (k != i)
+            th->calls[k] = *c;
+        k++;
+    }
+    th->ncalls = k;
+}
+
+void call_skip_breakpoint(const struct breakpoint *bp, struct arch_regs *regs)
 {
     if (bp->plan.kind == DISPLACE_EMULATE)
         arch_set_pc(regs, bp->plan.new_pc);
@@ -125,15 +230,61 @@ uint64_t call_return_address(struct stack_window *w, const struct arch_regs *reg
     return ret;
 }
 
+/* --sample: is an allocation of size bytes by th sampled (its stack
+ * kept)?  Advances th's stream (target/heap/sample_draw.h). */
+static bool size_sampled(struct tracee *t, struct thread *th, uint64_t size)
+{
+    if (!th->sampler.mean) /* the n-th thread to draw gets stream n: a seed repeats a run */
+        th->sampler.rng = sample_seed_for(t->opts.sample_seed, t->sample_streams++);
+    return sample_take(&th->sampler, t->opts.sample_bytes, size) != 0;
+}
+
+/* --sample, at a call's entry (a its own arguments): does it keep its
+ * stack?  A string copy's size is known only at its return, where it is
+ * decided (call_on_return); the mmap family always keeps its stack. */
+static bool entry_sampled(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
+                          const uint64_t *a)
+{
+    int i, j;
+    if (!t->opts.sample_bytes || intercept_size_args(fn->op, &i, &j) != INTERCEPT_SIZE_ARGS)
+        return true;
+    uint64_t size = a[i];
+    if (j >= 0 && __builtin_mul_overflow(size, a[j], &size))
+        size = UINT64_MAX;
+    return size_sampled(t, th, size);
+}
+
 void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs)
 {
     const struct intercept_fn *fn = bp->fn;
+    if (fn->op == OP_EXCEPTION_ALLOC) {
+        th->exception_memory = true;
+        call_skip_breakpoint(bp, regs);
+        return;
+    }
+    if (fn->op == OP_UNWIND || fn->op == OP_CATCH) {
+        struct stack_window w;
+        stack_window_init(&w, t, arch_sp(regs));
+        uint64_t exc = 0; /* the _Unwind_Exception, both functions' first argument */
+        call_args(&w, regs, &exc, 1);
+        if (fn->op == OP_UNWIND) {
+            th->exception_memory = false;
+            note_exception(th, exc, true);
+            unhook_returns(t, th, arch_sp(regs));
+        } else {
+            note_exception(th, exc, false);
+            settle_unhooked(t, th, arch_sp(regs), th->nexceptions == 0);
+        }
+        call_skip_breakpoint(bp, regs);
+        return;
+    }
+    settle_unhooked(t, th, arch_sp(regs), false);
     if (fn->op == OP_EXIT) {
         /* exit(): the program's own frames are gone, no exit handler has
          * run yet.  Only the hook's business; nothing is recorded. */
         if (t->opts.exit_call_hook)
             t->opts.exit_call_hook(t->opts.exit_call_ctx, t, th, regs);
-        move_past_breakpoint(bp, regs);
+        call_skip_breakpoint(bp, regs);
         return;
     }
     struct stack_window w;
@@ -143,16 +294,29 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
     uint64_t ret_addr = 0;
     uint64_t released = 0; /* the pointer a free-like function gives back */
     if (fn->releases)
-        call_args(&w, regs, &released, 1);
+        call_args(&w, regs, &released, 1); /* (no release takes a leading argument) */
     else
         misuse_end_release_chain(th);
     if (entry_needs_caller(t, th, fn, released))
         ret_addr = call_return_address(&w, regs, &slot);
+    /* The C++ runtime's thrown object, allocated inside a call about to
+     * fail by throwing (operator new's bad_alloc), or freed inside one
+     * that caught it: the program's, as valgrind counts it; else its free
+     * after the catch, outside any call, would be of a block the books
+     * never had (or its allocation would stay booked). */
+    bool program_call = th->exception_memory && !intercept_is_map_op(fn->op);
+    if (!intercept_is_map_op(fn->op))
+        th->exception_memory = false;
 
-    if (!call_is_internal(t, th, fn, ret_addr)) {
+    if (program_call || !call_is_internal(t, th, fn, ret_addr)) {
+        if (intercept_is_heap_fn(fn))
+            allocators_count(&t->allocators, bp->alloc_id);
         if (fn->releases) {
             heap_set_thread(t->books, (uint32_t)th->tid);
-            record_release(t, th, fn, regs, released, ret_addr);
+            /* --sample: a release keeps no stack (as with the agent). */
+            t->snap_unsampled = t->opts.sample_bytes && !intercept_is_map_op(fn->op);
+            record_release(t, th, fn, bp->addr, bp->alloc_id, regs, released, ret_addr);
+            t->snap_unsampled = false;
         } else {
             /* perf: the call site's own stub, so that the return stop
              * writes no register; else the shared trampoline. */
@@ -161,12 +325,17 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
                 tramp = scratch_trampoline(t, bp->module_start);
             struct pending_call *c = thread_push_call(th);
             c->fn = fn;
-            call_args(&w, regs, c->args, 5);
+            c->tid = th->tid;
+            c->alloc_id = bp->alloc_id;
+            uint64_t args[6];
+            call_args(&w, regs, args, 5 + fn->shift);
+            memcpy(c->args, args + fn->shift, sizeof(c->args));
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->entry_sp = arch_sp(regs);
-            c->stack_id = capture_stack_in(&w, regs);
-            if ((fn->op == OP_REALLOC || fn->op == OP_REALLOCARRAY) && c->args[0])
+            c->stack_id = entry_sampled(t, th, fn, c->args) ? capture_stack_in(&w, regs)
+                                                             : t->unsampled_stack;
+            if (intercept_is_realloc_op(fn->op) && c->args[0])
                 misuse_check_realloc(t, th, fn, c->args[0], c->stack_id);
             if (slot.in_memory) {
                 guardian_note_return(t->pid, slot.addr, ret_addr, tramp, ARCH_PTR_SIZE);
@@ -179,7 +348,7 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             }
         }
     }
-    move_past_breakpoint(bp, regs);
+    call_skip_breakpoint(bp, regs);
 }
 
 static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
@@ -187,6 +356,21 @@ static uint64_t checked_product(uint64_t a, uint64_t b, bool *overflow)
     uint64_t r;
     *overflow = __builtin_mul_overflow(a, b, &r);
     return r;
+}
+
+/* realloc and the like (intercept_is_realloc_op): the new size from the
+ * call's own arguments a, and whether the old block is released given
+ * the result r. */
+static uint64_t call_realloc_size(const struct intercept_fn *fn, const uint64_t *a, bool *overflow)
+{
+    *overflow = false;
+    return fn->op == OP_REALLOCARRAY ? checked_product(a[1], a[2], overflow) : a[1];
+}
+
+static bool call_realloc_releases(const struct intercept_fn *fn, uint64_t r, uint64_t size)
+{
+    /* reallocf frees the block when it fails too */
+    return r || size == 0 || fn->op == OP_REALLOCF;
 }
 
 struct stale_realloc {
@@ -200,8 +384,7 @@ static void find_pending_realloc(struct tracee *t, struct thread *th, void *ctx)
     struct stale_realloc *s = ctx;
     for (unsigned i = 0; i < th->ncalls && !s->found; i++) {
         struct pending_call *c = &th->calls[i];
-        if ((c->fn->op == OP_REALLOC || c->fn->op == OP_REALLOCARRAY) && c->args[0] == s->addr &&
-            !c->old_released)
+        if (intercept_is_realloc_op(c->fn->op) && c->args[0] == s->addr && !c->old_released)
             s->found = c;
     }
 }
@@ -225,18 +408,27 @@ static void settle_reused_address(struct tracee *t, uint64_t addr)
     s.found->old_released = true;
 }
 
-static void record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
+/* The book entries of a finished call c, its result r: the one place
+ * both engines book a call (breakpoints at its return, the agent when it
+ * replays its record).  parts: both of realloc's, or one at a time (the
+ * agent books the release at the entry's moment, the new block at the
+ * return's). */
+static void record_result(struct tracee *t, const struct pending_call *c, uint64_t r,
+                          enum call_book parts)
 {
     const uint64_t *a = c->args;
     enum alloc_kind kind = family_kind(c->fn->family);
     bool overflow = false;
     uint64_t size;
-    if (!intercept_is_map_op(c->fn->op) && c->fn->op != OP_POSIX_MEMALIGN)
+    heap_set_heap(t->books, allocators_heap_of(&t->allocators, c->alloc_id));
+    if ((parts & CALL_BOOK_ALLOC) && !intercept_is_map_op(c->fn->op) &&
+        c->fn->op != OP_POSIX_MEMALIGN && c->fn->op != OP_XALLOCX && c->fn->op != OP_EXPAND)
         settle_reused_address(t, r);
     switch (c->fn->op) {
     case OP_MALLOC:
     case OP_NEW:
     case OP_VALLOC:
+    case OP_STRDUP: /* a[0]: the copy's size, set at the return */
         if (r)
             heap_record_alloc(t->books, r, a[0], c->stack_id, kind);
         break;
@@ -256,25 +448,44 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         break;
     case OP_REALLOC:
     case OP_REALLOCARRAY:
-        size = c->fn->op == OP_REALLOC ? a[1] : checked_product(a[1], a[2], &overflow);
+    case OP_REALLOCF:
+        size = call_realloc_size(c->fn, a, &overflow);
         if (overflow)
             break;
-        if (a[0] && !c->old_released && (r || size == 0)) {
+        if ((parts & CALL_BOOK_RELEASE) && a[0] && !c->old_released &&
+            call_realloc_releases(c->fn, r, size)) {
             struct heap_block old;
             if (heap_record_free(t->books, a[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN)
                 misuse_reallocated(t, &old, c->stack_id);
         }
-        if (r)
+        if ((parts & CALL_BOOK_ALLOC) && r)
             heap_record_alloc(t->books, r, size, c->stack_id, kind);
         break;
-    case OP_POSIX_MEMALIGN: {
-        uint64_t p = 0;
-        if ((int)r == 0 && target_mem_read_word(&t->mem, a[0], &p, ARCH_PTR_SIZE) == 0 && p) {
-            settle_reused_address(t, p);
-            heap_record_alloc(t->books, p, a[2], c->stack_id, kind);
+    case OP_XALLOCX:
+    case OP_EXPAND: {
+        /* resized in place: booked as a realloc to the size reached */
+        uint64_t reached = a[1];
+        if (c->fn->op == OP_XALLOCX) {
+            if (r < a[1])
+                break; /* not resized */
+            uint64_t most = a[1] + a[2] < a[1] ? UINT64_MAX : a[1] + a[2];
+            reached = r < most ? r : most;
+        } else if (!r) {
+            break;
+        }
+        struct heap_block old;
+        if (a[0] && heap_record_free(t->books, a[0], ALLOC_MALLOC, &old) != HEAP_FREE_UNKNOWN) {
+            misuse_reallocated(t, &old, c->stack_id);
+            heap_record_alloc(t->books, a[0], reached, c->stack_id, old.kind);
         }
         break;
     }
+    case OP_POSIX_MEMALIGN:
+        if ((int)r == 0 && c->out) {
+            settle_reused_address(t, c->out);
+            heap_record_alloc(t->books, c->out, a[2], c->stack_id, kind);
+        }
+        break;
     case OP_MMAP:
         if (r != (uint64_t)(uintptr_t)MAP_FAILED && (r & (heap_page_size() - 1)) == 0)
             heap_record_map(t->books, r, a[1], c->stack_id);
@@ -289,7 +500,22 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
         break;
     case OP_FREE:
     case OP_DELETE:
+        /* --alloc-fn's free-like functions are booked at their return, so
+         * that what they call themselves is theirs (the others release at
+         * their entry: releases) */
+        if (c->fn->family == FAMILY_NAMED && (parts & CALL_BOOK_RELEASE) && a[0]) {
+            struct heap_block blk;
+            enum heap_free_result fr = heap_record_free(t->books, a[0], kind, &blk);
+            if (fr == HEAP_FREE_OK)
+                misuse_reallocated(t, &blk, c->stack_id);
+            else
+                misuse_bad_release_at(t, c->tid, c->fn, 0, a[0], fr, &blk, c->stack_id);
+        }
+        break;
     case OP_EXIT:
+    case OP_EXCEPTION_ALLOC:
+    case OP_UNWIND:
+    case OP_CATCH:
         break;
     }
 }
@@ -311,6 +537,32 @@ static struct pending_call pop_returning_call(struct tracee *t, struct thread *t
     return c;
 }
 
+/* posix_memalign: the pointer it stored at a[0], read at the return (the
+ * agent reads it in the target: agent_ring.c). */
+static void read_out(struct tracee *t, struct pending_call *c, uint64_t r)
+{
+    if (c->fn->op == OP_POSIX_MEMALIGN && (int)r == 0 &&
+        target_mem_read_word(&t->mem, c->args[0], &c->out, ARCH_PTR_SIZE) < 0)
+        c->out = 0;
+}
+
+/* The size of the string copy at addr (OP_STRDUP): its length + 1, read
+ * while the thread is stopped at the return. */
+static uint64_t copy_size(struct tracee *t, uint64_t addr)
+{
+    char buf[4096];
+    uint64_t len = 0;
+    for (;;) {
+        size_t got = target_mem_read_partial(&t->mem, addr + len, buf, sizeof(buf));
+        if (!got)
+            return len + 1;
+        const char *nul = memchr(buf, 0, got);
+        if (nul)
+            return len + (uint64_t)(nul - buf) + 1;
+        len += got;
+    }
+}
+
 void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
 {
     if (th->ncalls == 0) {
@@ -324,7 +576,13 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
     if (!return_stub_at(t, arch_breakpoint_addr_from_pc(arch_pc(regs)), &via) || via != c.orig_ret)
         arch_set_pc(regs, c.orig_ret);
     heap_set_thread(t->books, (uint32_t)th->tid);
-    record_result(t, &c, arch_retval(regs));
+    if (c.fn->op == OP_STRDUP && arch_retval(regs)) {
+        c.args[0] = copy_size(t, arch_retval(regs));
+        if (t->opts.sample_bytes && !size_sampled(t, th, c.args[0]))
+            c.stack_id = t->unsampled_stack;
+    }
+    read_out(t, &c, arch_retval(regs));
+    record_result(t, &c, arch_retval(regs), CALL_BOOK_ALL);
 }
 
 /* The words of [lo, hi) that hold a return trampoline get ret back.  A
@@ -379,7 +637,8 @@ void call_restore_returns(struct tracee *t, struct thread *th)
     if (have_regs && scratch_is_trampoline(t, ARCH_CODE_ADDR(arch_pc(&regs)))) {
         struct pending_call c = pop_returning_call(t, th, arch_sp(&regs));
         arch_set_pc(&regs, c.orig_ret);
-        record_result(t, &c, arch_retval(&regs));
+        read_out(t, &c, arch_retval(&regs));
+        record_result(t, &c, arch_retval(&regs), CALL_BOOK_ALL);
         regs_changed = true;
     }
     /* The innermost call's return address may still be in its register
@@ -395,11 +654,16 @@ void call_restore_returns(struct tracee *t, struct thread *th)
     }
     /* Said, as for a return slot below: nothing else can be done, and the
      * detach goes on. */
-    if (have_regs && call_restore_saved_returns(t, &t->mem, th, arch_sp(&regs)))
-        mt_warn("thread %d: cannot restore the saved copies of a return address", (int)th->tid);
     if (regs_changed && arch_set_regs(th->tid, &regs) < 0)
         mt_warn("thread %d: cannot restore a return address in its registers: %s", (int)th->tid,
                 strerror(errno));
+    call_abandon_returns(t, th, have_regs ? arch_sp(&regs) : 0);
+}
+
+void call_abandon_returns(struct tracee *t, struct thread *th, uint64_t sp)
+{
+    if (sp && call_restore_saved_returns(t, &t->mem, th, sp))
+        mt_warn("thread %d: cannot restore the saved copies of a return address", (int)th->tid);
     for (unsigned i = th->ncalls; i > 0; i--) {
         struct pending_call *c = &th->calls[i - 1];
         uint64_t now = 0;
@@ -417,12 +681,14 @@ void call_restore_returns(struct tracee *t, struct thread *th)
 }
 
 void call_record_release(struct tracee *t, struct thread *th, const struct intercept_fn *fn,
-                         const struct arch_regs *regs, uint64_t addr, uint64_t ret_addr)
+                         uint64_t entry, unsigned alloc_id, const struct arch_regs *regs,
+                         uint64_t addr, uint64_t ret_addr)
 {
-    record_release(t, th, fn, regs, addr, ret_addr);
+    record_release(t, th, fn, entry, alloc_id, regs, addr, ret_addr);
 }
 
-void call_record_result(struct tracee *t, const struct pending_call *c, uint64_t r)
+void call_record_result(struct tracee *t, const struct pending_call *c, uint64_t r,
+                        enum call_book parts)
 {
-    record_result(t, c, r);
+    record_result(t, c, r, parts);
 }

@@ -3,6 +3,7 @@
  * above the stack pointer; the return address, the unwinder's reads and
  * the stack capture all come from that window, and only a frame beyond it
  * falls back to a read of its own. */
+#include <errno.h>
 #include <string.h>
 
 #include "shared/xalloc.h"
@@ -26,10 +27,24 @@ int stack_window_read(struct stack_window *w, uint64_t addr, void *buf, size_t l
 {
     struct tracee *t = w->t;
     /* agent engine: the stack as the call saw it, copied by the agent */
-    if (t->snap && addr >= t->snap_base && addr - t->snap_base <= t->snap_len &&
-        len <= t->snap_len - (addr - t->snap_base)) {
-        memcpy(buf, t->snap + (addr - t->snap_base), len);
-        return 0;
+    if (t->snap) {
+        if (addr >= t->snap_base && addr - t->snap_base <= t->snap_len &&
+            len <= t->snap_len - (addr - t->snap_base)) {
+            memcpy(buf, t->snap + (addr - t->snap_base), len);
+            return 0;
+        }
+        if (t->snap2 && addr >= t->snap2_base && addr - t->snap2_base <= t->snap2_len &&
+            len <= t->snap2_len - (addr - t->snap2_base)) {
+            memcpy(buf, t->snap2 + (addr - t->snap2_base), len);
+            return 0;
+        }
+        /* The call is over and the thread has moved on: its stack now
+         * holds another moment's frames.  Only code (a module's mapping,
+         * which does not change) is read from the live process; a frame
+         * beyond the copies ends the stack (issue 29). */
+        if (!module_find(t->modules, addr))
+            return -EFAULT;
+        return target_mem_read(&t->mem, addr, buf, len);
     }
     if (!w->loaded) {
         if (!t->stack_window)
@@ -78,6 +93,8 @@ static size_t capture_func_code(void *ctx, uint64_t pc, uint64_t *start, uint8_t
 uint32_t capture_stack_in(struct stack_window *w, const struct arch_regs *regs)
 {
     struct tracee *t = w->t;
+    if (t->snap_unsampled) /* --sample: a call not sampled keeps no stack */
+        return t->unsampled_stack;
     if (t->snap_pcs) /* agent engine: unwound in the target with our rows */
         return stack_table_intern(t->stacks, t->snap_pcs, (unsigned)t->snap_npcs);
     struct unwind_regs ur;

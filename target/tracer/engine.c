@@ -13,12 +13,13 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
-#include "target/agent/agent.h"
+#include "target/tracer/engine_ops.h"
 #include "target/dwarf/cfi.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
 #include "target/tracer/calls.h"
+#include "target/tracer/client_requests.h"
 #include "target/tracer/exe_class.h"
 #include "target/tracer/misuse.h"
 #include "target/tracer/modules.h"
@@ -26,11 +27,26 @@
 #include "target/tracer/return_sites.h"
 #include "target/tracer/guardian.h"
 #include "target/tracer/thread_signals.h"
+#include "target/tracer/vfork_kids.h"
 
 static void resume(struct thread *th, int sig)
 {
     if (ptrace(PTRACE_CONT, th->tid, NULL, (void *)(long)sig) == 0)
         th->state = THREAD_RUNNING;
+}
+
+/* Empty books and stacks; under --sample the pseudo-stack of the blocks
+ * not sampled is the table's first. */
+static void books_new(struct tracee *t)
+{
+    t->books = heap_books_new();
+    t->stacks = stack_table_new();
+    t->unsampled_stack = 0;
+    if (t->opts.sample_bytes) {
+        const uint64_t pc = SAMPLE_UNSAMPLED_PC;
+        t->unsampled_stack = stack_table_intern(t->stacks, &pc, 1);
+        heap_set_sample(t->books, t->opts.sample_bytes, t->unsampled_stack);
+    }
 }
 
 struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struct file_locator *loc)
@@ -40,8 +56,7 @@ struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struc
     t->opts = *opts;
     t->locator = loc;
     t->mem.mem_fd = -1;
-    t->books = heap_books_new();
-    t->stacks = stack_table_new();
+    books_new(t);
     t->modules = xcalloc(1, sizeof(*t->modules));
     module_map_init(t->modules, pid, loc);
     misuse_reset(t);
@@ -68,6 +83,8 @@ static void handle_trap(struct tracee *t, struct thread *th)
         arch_set_pc(&regs, at);
         if (bp->fn) {
             call_on_entry(t, th, bp, &regs);
+        } else if (bp->client_request) {
+            client_request_trap(t, th, bp, &regs);
         } else {
             scan_modules(t, th);
             struct arch_return_slot slot;
@@ -93,7 +110,7 @@ static void reset_address_space(struct tracee *t)
     t->scratch_count = t->scratch_cap = 0;
     return_sites_free(t);
     t->rendezvous_addr = 0;
-    agent_forget(t); /* agent engine: gone with the old image */
+    engine_forget(t); /* agent engine: gone with the old image */
     t->agent_refused = false;
     guardian_forget_all(t->pid); /* reliability: nothing of the old image to restore */
     module_map_destroy(t->modules);
@@ -142,12 +159,13 @@ static void rename_after_exec(struct tracee *t)
 static void handle_exec(struct tracee *t, struct thread *th)
 {
     th = forget_old_image(t, th);
+    allocators_reset(&t->allocators); /* the new program's own */
+    custom_pools_free(&t->pools);
     /* The books restart for the new program. */
     if (t->exec_seen) {
         heap_books_free(t->books);
         stack_table_free(t->stacks);
-        t->books = heap_books_new();
-        t->stacks = stack_table_new();
+        books_new(t);
         t->books_epoch++;
         misuse_reset(t); /* its stack ids were the old table's */
     }
@@ -183,8 +201,8 @@ void tracer_exit_stop(struct tracee *t, struct thread *th)
 {
     /* agent engine: the books complete before anyone reads them */
     if (t->agent) {
-        agent_thread_exit(t, th->tid);
-        agent_drain(t, th->tid == t->pid);
+        engine_thread_exit(t, th->tid);
+        engine_drain(t, th->tid == t->pid);
     }
     /* The leak scan at exit (target/leak): memory is still there. */
     if (t->opts.exit_stop_hook)
@@ -244,9 +262,9 @@ void tracer_handle_stop(struct tracee *t, const struct stop *st)
     struct thread *th = thread_find(t, tid);
     if (st->kind == STOP_GONE) {
         if (tid == t->pid) {
-            agent_drain(t, true); /* agent engine: every thread is gone */
+            engine_drain(t, true); /* agent engine: every thread is gone */
             if (t->ppid)
-                agent_forget(t); /* a followed child's rings: nothing more comes */
+                engine_forget(t); /* a followed child's rings: nothing more comes */
             t->exited = true;
             t->exit_status = st->status;
         }
@@ -362,6 +380,10 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
             /* Nothing of ours is left in the new image. */
             forget_old_image(t, th);
         }
+        /* Stopped by this event, not yet by the interrupt, which comes
+         * only once it runs again and dies with the detach: waiting for
+         * it here (the loop again after a clone) would wait forever. */
+        th->interrupt_requested = false;
         break;
     }
 }
@@ -393,6 +415,9 @@ static void detach_thread(struct tracee *t, struct thread *th, void *ctx)
 
 void tracer_detach(struct tracee *t)
 {
+    /* An unfollowed vfork child first: until it execs or exits, the
+     * vforking thread cannot stop, and our breakpoints are in its way. */
+    vfork_kids_finish(t);
     /* Stop everyone first: a breakpoint may only go while no thread can
      * be about to hit it, and a return address only while its thread
      * cannot be returning through it. */
@@ -403,7 +428,7 @@ void tracer_detach(struct tracee *t)
         thread_foreach(t, settle_thread, NULL);
     } while (t->threads_count > before);
     thread_foreach(t, restore_returns, NULL);
-    agent_stop(t); /* agent engine: patches out, agent unmapped */
+    engine_stop(t); /* agent engine: patches out, agent unmapped */
     bp_foreach(t, remove_bp, NULL);
     thread_foreach(t, detach_thread, NULL);
 }
@@ -420,16 +445,19 @@ void tracer_free(struct tracee *t)
             }
     }
     free(t->threads);
+    free(t->vfork_kids);
     free(t->bps);
     free(t->scratch);
     return_sites_free(t);
-    agent_free(t);
+    engine_free(t);
     module_map_destroy(t->modules);
     free(t->modules);
     heap_books_free(t->books);
     stack_table_free(t->stacks);
     misuse_log_reset(&t->errors);
     freed_history_free(t->freed);
+    allocators_reset(&t->allocators);
+    custom_pools_free(&t->pools);
     target_mem_close(&t->mem);
     free(t->stack_window);
     free(t->program);

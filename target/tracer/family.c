@@ -5,6 +5,7 @@
 
 #include "shared/xalloc.h"
 #include "target/tracer/engine.h"
+#include "target/tracer/vfork_kids.h"
 
 void family_add(struct family *f, struct tracee *t)
 {
@@ -37,6 +38,11 @@ static struct tracee *process_of(const struct family *f, pid_t pid)
 void family_dispatch(struct family *f, const struct stop *st)
 {
     struct tracee *t = family_owner(f, st->tid);
+    struct tracee *keeper = t ? NULL : vfork_kid_keeper(f, st->tid);
+    if (keeper) { /* an unfollowed vfork child, kept until it execs or exits */
+        vfork_kid_stop(keeper, st);
+        return;
+    }
     if (!t && st->kind != STOP_GONE) {
         /* A thread whose first stop came before its creator's clone event
          * belongs to a process we trace; anything else is a new process

@@ -1,7 +1,8 @@
 /* A traced process forked (fork, vfork, or a clone that makes a new
  * process).  Without -f the child is let go: its copy of our breakpoints
  * and displaced return addresses is undone first, so it never dies of
- * SIGTRAP.  With -f it becomes a traced process of its own, whose state
+ * SIGTRAP; a vfork child, which runs in our memory, breakpoints and all,
+ * is kept attached until it execs or exits (vfork_kids.h).  With -f it becomes a traced process of its own, whose state
  * starts as a copy of its parent's: the same breakpoints and scratch pages
  * sit in its copy of the memory, the forking thread's open calls are on
  * its copy of the stack, and its heap holds the same blocks (a free of one
@@ -14,7 +15,7 @@
 
 #include "shared/log.h"
 #include "shared/xalloc.h"
-#include "target/agent/agent.h"
+#include "target/tracer/engine_ops.h"
 #include "target/heap/freed.h"
 #include "target/heap/heap.h"
 #include "target/heap/stacks.h"
@@ -24,15 +25,24 @@
 #include "target/tracer/modules.h"
 #include "target/tracer/placement.h"
 #include "target/tracer/return_sites.h"
+#include "target/tracer/vfork_kids.h"
 
 static void release_child(struct tracee *t, struct thread *parent, pid_t child, bool shares_vm)
 {
+    /* A vfork child runs in our memory, our breakpoints in its way, until
+     * it execs or exits: kept attached till then (the family's drain
+     * hands its stops to vfork_kids.c). */
+    if (shares_vm && t->family) {
+        vfork_kid_keep(t, child);
+        return;
+    }
     /* Its first stop (parked, when it came before this fork event). */
     struct stop st;
     if (stop_next(child, 0, &st) < 0 || st.kind == STOP_GONE)
         return;
-    /* A vfork child shares our memory until it execs or exits: the
-     * breakpoints must stay, and its calls before the exec are not seen. */
+    /* (A vfork child without a family to drain its stops: it shares our
+     * memory until it execs or exits, the breakpoints must stay, and it is
+     * let go as it is.) */
     struct target_mem cm;
     int failed = 0;
     if (!shares_vm && target_mem_open(&cm, child) == 0) {
@@ -53,7 +63,7 @@ static void release_child(struct tracee *t, struct thread *parent, pid_t child, 
             failed += (int)call_restore_saved_returns(t, &cm, parent, arch_sp(&cr));
         target_mem_close(&cm);
         /* agent engine: patches out, agent off */
-        if (agent_release_child(t, child) < 0)
+        if (engine_release_child(t, child) < 0)
             failed++;
     } else if (!shares_vm) {
         failed = -1;
@@ -100,6 +110,7 @@ static struct tracee *tracee_clone(struct tracee *t, struct thread *parent, pid_
     c->program = xstrdup(t->program);
     c->attached_mode = t->attached_mode;
     c->shares_vm = shares_vm;
+    /* vfork_kids: the parent's own; none for the child */
     c->exec_seen = true; /* its exec restarts the books */
     /* exited, cannot_follow, exit_status: a new process's (false, 0);
      * stack_window: allocated at its first event. */
@@ -109,8 +120,11 @@ static struct tracee *tracee_clone(struct tracee *t, struct thread *parent, pid_
     c->books = heap_books_clone(t->books);
     stack_table_free(c->stacks);
     c->stacks = stack_table_clone(t->stacks);
+    c->unsampled_stack = t->unsampled_stack;
     freed_history_free(c->freed);
     c->freed = freed_history_clone(t->freed);
+    allocators_copy(&c->allocators, &t->allocators);
+    custom_pools_copy(&c->pools, &t->pools);
 
     /* Its memory holds the parent's breakpoints, scratch pages, return
      * stubs and displaced return addresses. */
@@ -128,12 +142,17 @@ static struct tracee *tracee_clone(struct tracee *t, struct thread *parent, pid_
     module_map_refresh(c->modules, NULL, NULL);
     copy_module_flags(c, t);
 
-    /* One thread, the forking one's copy: its open calls and its last
-     * release are on the child's copy of the stack too. */
+    /* One thread, the forking one's copy: its open calls (unhooked ones
+     * included) and its last release are on the child's copy of the
+     * stack too. */
     struct thread *th = thread_add(c, child, THREAD_NEW);
     for (unsigned i = 0; i < parent->ncalls; i++)
         *thread_push_call(th) = parent->calls[i];
     th->last_release = parent->last_release;
+    /* and where it stands with exceptions (calls.c) */
+    th->exception_memory = parent->exception_memory;
+    memcpy(th->exceptions, parent->exceptions, sizeof(th->exceptions));
+    th->nexceptions = parent->nexceptions;
     family_add(t->family, c);
     return c;
 }
@@ -151,9 +170,9 @@ static void child_agent(struct tracee *t, struct tracee *c, pid_t child)
     if (st.kind != STOP_GONE && th) {
         th->state = THREAD_STOPPED;
         char why[256];
-        if (agent_fork_child(t, c, th, why, sizeof(why)) < 0) {
+        if (engine_fork_child(t, c, th, why, sizeof(why)) < 0) {
             c->agent_refused = true;
-            int rc = agent_release_child(t, child);
+            int rc = engine_release_child(t, child);
             for (size_t i = 0; i < c->modules->count; i++)
                 c->modules->mods[i]->intercepts_placed = false;
             scan_modules(c, th);
@@ -174,7 +193,7 @@ void tracer_new_process(struct tracee *t, struct thread *parent, pid_t child, bo
     }
     /* agent engine: the child's books start with every call before the fork */
     if (t->agent && !shares_vm)
-        agent_fork_settle(t);
+        engine_fork_settle(t);
     struct tracee *c = tracee_clone(t, parent, child, shares_vm);
     /* A vfork child runs in its parent's memory, with its parent's agent,
      * until it execs: none is injected meanwhile. */

@@ -114,6 +114,14 @@ static void supervise(int sock)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Blocked since the start (main.c): one that came meanwhile is passed
+     * on now, to a tracer that has them blocked too and ends cleanly. */
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigprocmask(SIG_UNBLOCK, &ending, NULL);
 
     pid_t target = 0;
     int mem_fd = -1;

@@ -65,6 +65,10 @@ struct tracee *tracer_launch(char *const argv[], const struct tracer_options *op
         close(fail[0]);
         while (read(go[0], &c, 1) < 0 && errno == EINTR)
             ;
+        /* The program's signal mask is the one memtrace was started with,
+         * not memtrace's (the session's ending signals blocked). */
+        if (opts->program_sigmask)
+            sigprocmask(SIG_SETMASK, opts->program_sigmask, NULL);
         execvp(argv[0], argv);
         int e = errno;
         if (write(fail[1], &e, sizeof(e)) < 0)

@@ -1,26 +1,31 @@
 #include "target/tracer/misuse.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "shared/log.h"
 #include "target/heap/freed.h"
 #include "target/tracer/calls.h"
 
-bool misuse_release_continues(struct thread *th, const struct intercept_fn *fn, uint64_t sp,
-                              uint64_t ret_addr, uint64_t ptr)
+bool misuse_release_continues(struct thread *th, uint64_t entry, uint64_t sp, uint64_t ret_addr,
+                              uint64_t ptr)
 {
     struct release_mark *m = &th->last_release;
     /* A tail call keeps the stack pointer and return address of the call
      * the program made, and passes the same pointer on; the same function
-     * again (a loop freeing the same pointer) is a new call. */
+     * again (a loop freeing the same pointer) is a new call.  Functions
+     * are told apart by their entry: one allocator's free jumping to
+     * another module's free is a chain too, though both are "free". */
     /* A return address of 0 was not read (calls.c skips the read for a
      * release of a known block): the stack pointer and pointer decide. */
     bool same_ret = m->ret == ret_addr || !m->ret || !ret_addr;
-    bool same_call = m->sp == sp && same_ret && m->ptr == ptr && m->head != fn &&
-                     m->last != fn && m->head;
+    bool same_call = m->sp == sp && same_ret && m->ptr == ptr && m->head != entry &&
+                     m->last != entry && m->head;
     if (same_call) {
-        m->last = fn;
+        m->last = entry;
         return true;
     }
-    *m = (struct release_mark){.sp = sp, .ret = ret_addr, .ptr = ptr, .head = fn, .last = fn};
+    *m = (struct release_mark){.sp = sp, .ret = ret_addr, .ptr = ptr, .head = entry, .last = entry};
     return false;
 }
 
@@ -86,18 +91,32 @@ static void emit(struct tracee *t, const struct misuse_error *e)
                 (int)t->pid, MISUSE_LOG_MAX);
 }
 
-void misuse_bad_release(struct tracee *t, struct thread *th, const struct arch_regs *regs,
-                        const struct intercept_fn *fn, uint64_t ptr, enum heap_free_result r,
-                        const struct heap_block *freed)
+static void base_name_into(char *dst, size_t cap, const char *path)
 {
-    struct misuse_error e = {.function = fn->name, .addr = ptr, .tid = th->tid};
-    if (r == HEAP_FREE_MISMATCH) {
-        e.kind = MISUSE_MISMATCHED;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    snprintf(dst, cap, "%s", slash ? slash + 1 : path ? path : "?");
+}
+
+/* call_stack: captured already, or UINT32_MAX: from regs when needed. */
+static void bad_release(struct tracee *t, int tid, const struct arch_regs *regs,
+                        const struct intercept_fn *fn, unsigned released_by, uint64_t ptr,
+                        enum heap_free_result r, const struct heap_block *freed,
+                        uint32_t call_stack)
+{
+    struct misuse_error e = {.function = fn->name, .addr = ptr, .tid = tid};
+    if (r == HEAP_FREE_MISMATCH || r == HEAP_FREE_OTHER_HEAP) {
+        e.kind = r == HEAP_FREE_OTHER_HEAP ? MISUSE_OTHER_HEAP : MISUSE_MISMATCHED;
+        if (r == HEAP_FREE_OTHER_HEAP) {
+            base_name_into(e.made_by, sizeof(e.made_by),
+                           allocators_heap_path(&t->allocators, freed->heap));
+            base_name_into(e.released_by, sizeof(e.released_by),
+                           allocators_heap_path(&t->allocators, released_by));
+        }
         e.state = MISUSE_BLOCK_LIVE;
         e.block_addr = freed->addr;
         e.block_size = freed->size;
         e.alloc_stack = freed->stack_id;
-        e.call_stack = capture_stack(t, regs);
+        e.call_stack = call_stack != UINT32_MAX ? call_stack : capture_stack(t, regs);
         if (t->freed)
             freed_history_push(t->freed, freed, e.call_stack);
     } else {
@@ -107,9 +126,23 @@ void misuse_bad_release(struct tracee *t, struct thread *th, const struct arch_r
          * freeing them is fine. */
         if (e.state == MISUSE_BLOCK_UNKNOWN && t->attached_mode)
             return;
-        e.call_stack = capture_stack(t, regs);
+        e.call_stack = call_stack != UINT32_MAX ? call_stack : capture_stack(t, regs);
     }
     emit(t, &e);
+}
+
+void misuse_bad_release(struct tracee *t, struct thread *th, const struct arch_regs *regs,
+                        const struct intercept_fn *fn, unsigned released_by, uint64_t ptr,
+                        enum heap_free_result r, const struct heap_block *freed)
+{
+    bad_release(t, th->tid, regs, fn, released_by, ptr, r, freed, UINT32_MAX);
+}
+
+void misuse_bad_release_at(struct tracee *t, int tid, const struct intercept_fn *fn,
+                           unsigned released_by, uint64_t ptr, enum heap_free_result r,
+                           const struct heap_block *freed, uint32_t call_stack)
+{
+    bad_release(t, tid, NULL, fn, released_by, ptr, r, freed, call_stack);
 }
 
 void misuse_check_realloc(struct tracee *t, struct thread *th, const struct intercept_fn *fn,

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "shared/xalloc.h"
-#include "target/elf/elf_file.h"
+#include "shared/elf/elf_file.h"
+#include "target/tracer/intercept.h"
 
 void module_map_init(struct module_map *mm, pid_t pid, struct file_locator *loc)
 {
@@ -308,4 +309,33 @@ uint64_t module_export_addr(struct module_map *mm, struct module *m, const char 
     (void)mm;
     uint64_t vaddr = object_export(m->obj, name);
     return vaddr ? vaddr + m->bias : 0;
+}
+
+struct sites_ctx {
+    struct intercept_site *sites;
+    size_t n, cap;
+};
+
+static void add_site(void *ctx, const char *name, uint64_t vaddr)
+{
+    struct sites_ctx *c = ctx;
+    intercept_site_add(c->sites, &c->n, c->cap, name, vaddr);
+}
+
+size_t module_intercept_sites(struct module_map *mm, struct module *m, struct intercept_site **out)
+{
+    (void)mm;
+    struct sites_ctx c = {.cap = intercept_count()};
+    c.sites = xcalloc(c.cap, sizeof(*c.sites));
+    object_each_export(m->obj, add_site, &c);
+    if (!c.n) {
+        free(c.sites);
+        *out = NULL;
+        return 0;
+    }
+    for (size_t i = 0; i < c.n; i++)
+        c.sites[i].addr += m->bias;
+    intercept_sites_sort(c.sites, c.n);
+    *out = c.sites;
+    return c.n;
 }

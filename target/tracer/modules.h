@@ -24,6 +24,7 @@ struct module {
     bool is_interp;         /* the dynamic linker */
     bool is_main;           /* the executable */
     bool intercepts_placed;
+    bool requests_scanned;  /* its valgrind client requests found (client_requests.h) */
 
     struct object *obj;     /* its file and what is read from it */
     struct object_place place; /* obj, start and bias, for object_space */
@@ -75,5 +76,11 @@ bool module_is_static_executable(struct module_map *mm, uint64_t addr);
 
 /* Runtime address of an exported function of the module, or 0. */
 uint64_t module_export_addr(struct module_map *mm, struct module *m, const char *name);
+
+struct intercept_site;
+/* The intercepted functions m exports (intercept.h), one per address,
+ * runtime addresses, in table order: a new array (*out, NULL when none)
+ * and its length. */
+size_t module_intercept_sites(struct module_map *mm, struct module *m, struct intercept_site **out);
 
 #endif

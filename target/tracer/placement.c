@@ -3,27 +3,19 @@
 #include "target/tracer/placement.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "shared/log.h"
-#include "target/agent/agent.h"
+#include "target/tracer/client_requests.h"
+#include "target/tracer/engine_ops.h"
 #include "target/tracer/modules.h"
 
-static bool name_placed(struct tracee *t, const char *name)
-{
-    for (unsigned i = 0; i < t->bps_cap; i++) {
-        const struct breakpoint *bp = &t->bps[i];
-        if (bp->addr && bp->fn && strcmp(bp->fn->name, name) == 0)
-            return true;
-    }
-    return false;
-}
-
 static int place_breakpoint(struct tracee *t, struct thread *th, struct module *m, uint64_t addr,
-                            const struct intercept_fn *fn)
+                            const struct intercept_fn *fn, unsigned alloc_id)
 {
     if (bp_find(t, addr))
-        return 0; /* an alias (mmap64 = mmap, memalign = aligned_alloc) */
+        return 0; /* placed already (aliases are one site: intercept.h) */
     uint8_t insn[ARCH_INSN_MAX];
     size_t avail = target_mem_read_partial(&t->mem, ARCH_CODE_ADDR(addr), insn, sizeof(insn));
     if (avail == 0)
@@ -45,6 +37,7 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
         return rc;
     struct breakpoint *bp = bp_add(t, addr);
     bp->fn = fn;
+    bp->alloc_id = alloc_id;
     bp->plan = plan;
     bp->slot_addr = slot;
     bp->module_start = m->start;
@@ -56,10 +49,32 @@ static int place_breakpoint(struct tracee *t, struct thread *th, struct module *
  * exit: a stop before any exit handler runs, as with breakpoints). */
 static bool wants_breakpoint(const struct tracee *t, const struct intercept_fn *fn)
 {
-    return !t->agent || (!agent_fn_patched(fn) && t->opts.exit_call_hook);
+    return !t->agent || (fn->op == OP_EXIT && t->opts.exit_call_hook);
 }
 
-/* Returns how many functions the agent could not redirect. */
+/* A module whose heap functions are intercepted is one of the process's
+ * allocators (allocators.h); a heap when it defines a malloc and a free. */
+static unsigned note_allocator(struct tracee *t, const struct module *m,
+                               const struct intercept_site *sites, size_t n)
+{
+    bool any = false, allocates = false, frees = false;
+    for (size_t i = 0; i < n; i++) {
+        any |= intercept_is_heap_fn(sites[i].fn);
+        /* --alloc-fn's functions are a family, not a heap: their blocks
+         * given to free() are mismatched, not another heap's */
+        if (sites[i].fn->family == FAMILY_NAMED)
+            continue;
+        allocates |= sites[i].fn->op == OP_MALLOC;
+        frees |= sites[i].fn->op == OP_FREE;
+    }
+    return any ? allocators_note(&t->allocators, m->path, m->start, allocates && frees) : 0;
+}
+
+/* Returns how many functions the agent could not redirect.  Every module
+ * that defines an intercepted function gets it intercepted: which
+ * definition a call reaches is the dynamic linker's business (lookup
+ * scopes, LD_PRELOAD, RTLD_DEEPBIND, dlmopen namespaces, direct calls
+ * inside a library), and every one of them is a real entry. */
 static unsigned place_intercepts(struct tracee *t, struct thread *th, struct module *m)
 {
     /* The dynamic linker too: musl's is its libc, malloc and all (glibc's
@@ -67,17 +82,22 @@ static unsigned place_intercepts(struct tracee *t, struct thread *th, struct mod
     if (m->intercepts_placed)
         return 0;
     unsigned placed = 0;
-    /* agent engine: trampolines instead of breakpoints (target/agent) */
     unsigned refused = 0;
+    struct intercept_site *sites = NULL;
+    size_t n = module_intercept_sites(t->modules, m, &sites);
+    unsigned alloc_id = note_allocator(t, m, sites, n);
+    /* agent engine: trampolines instead of breakpoints (target/agent);
+     * asked of every module, which it also looks at for the C++ unwinder
+     * and the dynamic linker (agent_inject.c, note_unwinder) */
     if (t->agent)
-        placed = agent_patch_module(t, th, m, &refused);
-    for (const struct intercept_fn *fn = intercept_table(); fn->name; fn++) {
-        if (!wants_breakpoint(t, fn) || name_placed(t, fn->name))
-            continue;
-        uint64_t addr = module_export_addr(t->modules, m, fn->name);
-        if (addr && place_breakpoint(t, th, m, addr, fn) == 0)
+        placed = engine_patch_module(t, th, m, sites, n, alloc_id, &refused);
+    for (size_t i = 0; i < n; i++)
+        /* The unwinder's entries do not make its module an allocator. */
+        if (wants_breakpoint(t, sites[i].fn) &&
+            place_breakpoint(t, th, m, sites[i].addr, sites[i].fn, alloc_id) == 0 &&
+            sites[i].fn->op != OP_UNWIND && sites[i].fn->op != OP_CATCH)
             placed++;
-    }
+    free(sites);
     if (placed) {
         m->intercepts_placed = true;
         mt_info("%s: %u functions intercepted", m->path, placed);
@@ -113,7 +133,7 @@ static void agent_refusals(struct tracee *t, struct thread *th, unsigned refused
     }
     mt_warn("agent engine: %u function%s in process %d cannot be redirected; using breakpoints",
             refused, refused == 1 ? "" : "s", (int)t->pid);
-    agent_stop(t);
+    engine_stop(t);
     t->agent_refused = true;
     t->agent_used = false;
     for (size_t i = 0; i < t->modules->count; i++)
@@ -152,31 +172,35 @@ static void place_rendezvous(struct tracee *t)
 static void module_gone(void *ctx, struct module *m)
 {
     struct tracee *t = ctx;
-    agent_module_gone(t, m->start);
+    engine_module_gone(t, m->start);
+    allocators_gone(&t->allocators, m->start);
     bp_forget_module(t, m->start);
     if (t->rendezvous_addr >= m->start && t->rendezvous_addr < m->end)
         t->rendezvous_addr = 0;
 }
 
 /* New modules (at attach, exec, and every dynamic-linker rendezvous):
- * the executable first, so that a program's own malloc wins as the dynamic
- * linker's symbol lookup would have it. */
+ * the executable first (its allocator is the one named first among equals). */
 void scan_modules(struct tracee *t, struct thread *th)
 {
-    agent_drain(t, false); /* agent engine: replayed while their modules are there */
+    engine_drain(t, false); /* agent engine: replayed while their modules are there */
     module_map_refresh(t->modules, module_gone, t);
-    agent_rows_clear(t);
+    engine_modules_reread(t);
     place_rendezvous(t);
     /* agent engine: injected once per address space, where every thread
      * is stopped (attach, exec); else breakpoints, said in one line */
     if (t->opts.engine == ENGINE_AGENT && !t->agent && !t->agent_refused) {
         char why[256];
-        if (agent_start(t, th, why, sizeof(why)) < 0) {
+        if (engine_start(t, th, why, sizeof(why)) < 0) {
             t->agent_refused = true;
             mt_warn("agent engine unavailable in process %d: %s; using breakpoints", (int)t->pid,
                     why);
         }
     }
+    /* valgrind's client requests: found before any entry is patched, so
+     * that the code read is the module's own */
+    for (size_t i = 0; i < t->modules->count; i++)
+        client_requests_place(t, t->modules->mods[i]);
     unsigned refused = 0;
     for (size_t i = 0; i < t->modules->count; i++)
         if (t->modules->mods[i]->is_main)

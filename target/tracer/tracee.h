@@ -4,12 +4,17 @@
 #ifndef MT_TRACER_TRACEE_H
 #define MT_TRACER_TRACEE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "arch/arch.h"
 #include "target/heap/misuse.h"
+#include "target/heap/allocators.h"
+#include "target/heap/custom_pools.h"
+#include "target/heap/sample_draw.h"
+#include "target/tracer/engine_ops.h"
 #include "target/tracer/intercept.h"
 #include "target/tracer/stops.h"
 #include "target/tracer/target_mem.h"
@@ -26,7 +31,9 @@ struct agent_engine;
 /* An intercepted call whose return we wait for. */
 struct pending_call {
     const struct intercept_fn *fn;
+    unsigned alloc_id;   /* the allocator whose function it is (allocators.h) */
     uint64_t args[5];
+    pid_t tid;           /* the thread that made it (misuse errors at its return) */
     uint64_t ret_slot;   /* where our trampoline address replaced the return address */
     uint64_t orig_ret;
     /* The stack pointer at the call's entry: with the return address in a
@@ -34,7 +41,9 @@ struct pending_call {
      * trampoline address anywhere below it (calls.c restores it there). */
     uint64_t entry_sp;
     uint32_t stack_id;
+    uint64_t out;        /* posix_memalign: the pointer it stored (calls.c, read_out) */
     bool old_released;   /* realloc: args[0] already taken off the books (calls.c) */
+    bool unhooked;       /* its return address put back while an exception passes (calls.c) */
 };
 
 enum thread_state {
@@ -53,13 +62,17 @@ struct thread {
                                    exit hooks run when the world resumes */
     struct pending_call *calls; /* shadow stack of intercepted calls */
     unsigned ncalls, calls_cap;
+    bool exception_memory;      /* in __cxa_allocate/free_exception (calls.c) */
+    uint64_t exceptions[4];     /* in flight: thrown and not yet caught (calls.c) */
+    unsigned nexceptions;
     /* The last release this thread entered (misuse.c): operator delete
      * tail-calls free with the same stack pointer, return address and
      * pointer, and that chain is one release, not several. */
     struct release_mark {
         uint64_t sp, ret, ptr;
-        const struct intercept_fn *head, *last;
+        uint64_t head, last;   /* the entry addresses of the first and last function */
     } last_release;
+    struct sample_state sampler; /* --sample: the breakpoint engine's stream */
 };
 
 struct breakpoint {
@@ -67,7 +80,9 @@ struct breakpoint {
     uint8_t orig[ARCH_BREAKPOINT_LEN];
     uint8_t trap[ARCH_BREAKPOINT_LEN];  /* what is written (arch_breakpoint_for) */
     uint8_t len;                     /* bytes of trap and orig in use */
-    const struct intercept_fn *fn;   /* NULL: the dynamic linker rendezvous */
+    const struct intercept_fn *fn;   /* NULL: the dynamic linker rendezvous, or: */
+    bool client_request;             /* a valgrind client request (client_requests.h) */
+    unsigned alloc_id;               /* its module in t->allocators (0: none) */
     struct displace_plan plan;
     uint64_t slot_addr;
     uint64_t module_start;           /* the module it lives in (for unloads) */
@@ -95,10 +110,19 @@ struct tracee;
  * choices and its hooks.  A followed fork child gets its parent's. */
 struct tracer_options {
     unsigned depth;          /* frames kept per allocation */
-    int engine;              /* enum tracer_engine (target/agent/agent.h) */
+    enum tracer_engine engine;
     bool engine_asked;       /* named by --engine or $MEMTRACE_ENGINE, not the default */
     bool follow_fork;
     bool check;              /* --check: freed-block history for double frees */
+    /* --sample: the mean bytes between allocations whose stack is kept
+     * (target/heap/sample_draw.h; 0: every stack), and the seed of the
+     * threads' streams ($MEMTRACE_SAMPLE_SEED, else from the clock). */
+    uint64_t sample_bytes;
+    uint64_t sample_seed;
+    /* The signal mask a launched program starts with: the one memtrace was
+     * given (memtrace blocks the signals that end a session from its
+     * start; the program must not inherit that).  NULL: memtrace's own. */
+    const sigset_t *program_sigmask;
 
     /* Called at every thread's exit stop (PTRACE_EVENT_EXIT), while the
      * process's memory still exists, before the thread is let go: the leak
@@ -122,6 +146,8 @@ struct tracee {
     bool attached_mode;      /* -p: detach at the end; else we started it */
     bool shares_vm;          /* a vfork child that has not exec'ed yet */
     struct family *family;   /* every process of the session (NULL: alone) */
+    pid_t *vfork_kids;       /* unfollowed vfork children kept until exec or exit (vfork_kids.h) */
+    unsigned nvfork_kids, vfork_kids_cap;
     char *program;
     struct target_mem mem;
     struct tracer_options opts;
@@ -160,11 +186,23 @@ struct tracee {
     const uint8_t *snap;
     uint64_t snap_base;
     size_t snap_len;
+    const uint8_t *snap2; /* ... and the stack a signal on the alternate stack interrupted */
+    uint64_t snap2_base;
+    size_t snap2_len;
     const uint64_t *snap_pcs; /* ... or the stack the agent unwound itself */
     size_t snap_npcs;
+    /* --sample: the call being booked was not sampled, and every capture
+     * of its stack is the pseudo-stack unsampled_stack (capture.c). */
+    bool snap_unsampled;
+    uint32_t unsampled_stack;
+    uint64_t sample_streams; /* --sample: the threads that drew so far (calls.c) */
 
     struct misuse_log errors;
     struct freed_history *freed;
+    /* The modules whose functions are intercepted (allocators.h). */
+    struct allocators allocators;
+    /* valgrind's mempools (client_requests.h) */
+    struct custom_pools pools;
 };
 
 /* threads.c */

@@ -6,6 +6,7 @@
 
 #include "shared/xalloc.h"
 #include "target/tracer/engine.h"
+#include "target/tracer/vfork_kids.h"
 
 static void note_stopped(struct world_stop *ws, pid_t tid)
 {
@@ -62,6 +63,14 @@ int tracer_stop_world(struct tracee *t, struct world_stop *ws)
         int rc = next_stop(t, &st);
         if (rc < 0)
             return rc;
+        struct tracee *keeper = t->family ? vfork_kid_keeper(t->family, st.tid) : NULL;
+        if (keeper) {
+            /* An unfollowed vfork child, kept: t's vforking thread stops
+             * only once it execs or exits, so it must run on now.  Its stop
+             * touches no books. */
+            vfork_kid_stop(keeper, &st);
+            continue;
+        }
         if (!is_ours(t, &st)) {
             /* Another traced process's stop (-f): it waits, stopped, for
              * the session's next drain; handling it here could start its

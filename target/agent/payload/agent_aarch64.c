@@ -14,7 +14,7 @@
  * ring, which the tracer unwinds with its own CFI unwinder as it unwinds a
  * thread stopped at a breakpoint; once the tracer has put the frames'
  * rows in the shared table (agent_rows.c), the agent unwinds with them
- * itself (agent_core.h) and sends only the pcs. */
+ * itself (agent_core.inc.c) and sends only the pcs. */
 #include <stdint.h>
 
 #include "target/agent/agent_abi.h"
@@ -23,6 +23,7 @@
 #define SYS_ppoll 73
 #define SYS_futex 98
 #define SYS_gettid 178
+#define SYS_sigaltstack 132
 #define SYS_process_vm_readv 270
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
@@ -49,8 +50,18 @@ __asm__(AGENT_HEADER_ASM
         ".p2align 4\n"
         ".globl agent_entry\n"
         "agent_entry:\n"
+        /* Unwind information for the call below (as on x86_64: agent.ld
+         * keeps it, the agent registers it, agent_core.inc.c): CFA = x29 + 208
+         * (sp at the function's entry), the caller's x29 and return
+         * address (x30 at the entry) at CFA - 208 and CFA - 200; x19-x28
+         * are the caller's during the call. */
+        "  .cfi_startproc\n"
         "  stp x29, x30, [sp, #-208]!\n"
+        "  .cfi_def_cfa_offset 208\n"
+        "  .cfi_offset x29, -208\n"
+        "  .cfi_offset x30, -200\n"
         "  mov x29, sp\n"
+        "  .cfi_def_cfa_register x29\n"
         "  stp x0, x1, [sp, #16]\n"
         "  stp x2, x3, [sp, #32]\n"
         "  stp x4, x5, [sp, #48]\n"
@@ -77,11 +88,20 @@ __asm__(AGENT_HEADER_ASM
         "  bl agent_leave\n"
         "  ldr x0, [sp, #152]\n"
         "  ldr x1, [sp, #168]\n"
+        "  .cfi_remember_state\n"
         "  ldp x29, x30, [sp], #208\n"
+        "  .cfi_def_cfa sp, 0\n"
+        "  .cfi_restore x29\n"
+        "  .cfi_restore x30\n"
         "  ret\n"
+        "  .cfi_restore_state\n"
         "1:\n"
         "  ldp x29, x30, [sp], #208\n"
-        "  br x16\n");
+        "  .cfi_def_cfa sp, 0\n"
+        "  .cfi_restore x29\n"
+        "  .cfi_restore x30\n"
+        "  br x16\n"
+        "  .cfi_endproc\n");
 
 __attribute__((visibility("hidden"), used)) struct agent_data agent_data;
 
@@ -102,19 +122,6 @@ static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
 }
 
 static inline long sys3(long nr, long a, long b, long c) { return sys6(nr, a, b, c, 0, 0, 0); }
-
-/* Time stamps that order calls across threads (the virtual counter, the
- * same on every CPU): an allocation's after the function returned, a
- * release's before it ran.  dsb: every earlier load and store is complete
- * (the one that found the block free, or that got the pointer passed to
- * free); isb: the counter is read after them, not speculated earlier; the
- * isb after: nothing later runs before the read. */
-static inline uint64_t now(void)
-{
-    uint64_t v;
-    __asm__ volatile("dsb ish\n\tisb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(v)::"memory");
-    return v;
-}
 
 /* The thread pointer (TPIDR_EL0): one per thread once libc set it up. */
 static inline uint64_t thread_key(void)
@@ -156,6 +163,7 @@ static int fd_readable(int fd)
 #define AGENT_UNWIND_ROWS 1
 #define AGENT_RA_IN_REG 1
 #define RA_TO_PC(ra) strip_pac(ra)
+#define AGENT_EH_FRAME 1 /* agent_entry has unwind information */
 
 /* A return address without its pointer authentication code (xpaclri: a
  * no-op on CPUs without PAC), as the tracer's unwinder takes it. */
@@ -188,4 +196,16 @@ static inline void fill_regs(struct agent_rec *r, const struct agent_frame *f)
     r->r15 = f->x23;
 }
 
-#include "target/agent/payload/agent_core.h"
+/* The stack pointer a signal interrupted, from the signal frame on the
+ * alternate stack: not looked for on this CPU yet, so the stack ends at
+ * the signal frame (the tracer never reads the live stack for it). */
+static uint64_t sig_interrupted_sp(const uint8_t *win, uint64_t n, uint64_t alo, uint64_t ahi)
+{
+    (void)win;
+    (void)n;
+    (void)alo;
+    (void)ahi;
+    return 0;
+}
+
+#include "target/agent/payload/agent_core.inc.c"

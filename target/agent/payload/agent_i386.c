@@ -16,7 +16,7 @@
  * copy with its own CFI unwinder, as it unwinds a thread stopped at a
  * breakpoint; once the tracer has put the frames' rows in the shared table
  * (agent_rows.c: CFA from esp or ebp, eip and ebp at CFA offsets), the
- * agent unwinds with them itself (agent_core.h) and sends only the pcs. */
+ * agent unwinds with them itself (agent_core.inc.c) and sends only the pcs. */
 #include <stdint.h>
 
 #include "target/agent/agent_abi.h"
@@ -25,6 +25,7 @@
 #define SYS_poll 168
 #define SYS_gettid 224
 #define SYS_futex 240
+#define SYS_sigaltstack 186
 #define SYS_process_vm_readv 347
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
@@ -49,8 +50,16 @@ __asm__(AGENT_HEADER_ASM
         ".p2align 4\n"
         ".globl agent_entry\n"
         "agent_entry:\n"
+        /* Unwind information for the call below (as on x86_64: agent.ld
+         * keeps it, the agent registers it, agent_core.inc.c): CFA = ebp + 8,
+         * the caller's return address at CFA - 4, its ebp at CFA - 8; ebx,
+         * esi and edi are the caller's during the call. */
+        "  .cfi_startproc\n"
         "  push %ebp\n"
+        "  .cfi_def_cfa_offset 8\n"
+        "  .cfi_offset %ebp, -8\n"
         "  mov %esp, %ebp\n"
+        "  .cfi_def_cfa_register %ebp\n"
         "  and $-16, %esp\n"
         "  sub $128, %esp\n"
         "  mov %ecx, 32(%esp)\n"
@@ -98,14 +107,19 @@ __asm__(AGENT_HEADER_ASM
         "  call agent_leave\n"
         "  mov 80(%esp), %eax\n"
         "  mov 120(%esp), %edx\n"
+        "  .cfi_remember_state\n"
         "  leave\n"
+        "  .cfi_def_cfa %esp, 4\n"
         "  ret\n"
+        "  .cfi_restore_state\n"
         "1:\n"
         "  mov 32(%esp), %ecx\n"
         "  mov 36(%esp), %edx\n"
         "  mov 72(%esp), %eax\n"
         "  leave\n"
-        "  jmp *%eax\n");
+        "  .cfi_def_cfa %esp, 4\n"
+        "  jmp *%eax\n"
+        "  .cfi_endproc\n");
 
 __attribute__((visibility("hidden"), used)) struct agent_data agent_data;
 
@@ -161,6 +175,7 @@ static inline uint64_t thread_key(void)
 #define AGENT_UNWIND_ROWS 1
 #define AGENT_RA_IN_REG 0
 #define RA_TO_PC(ra) (ra)
+#define AGENT_EH_FRAME 1 /* agent_entry has unwind information */
 
 /* The return address at the function's entry: the word at esp. */
 static inline uint64_t frame_ra(const struct agent_frame *f)
@@ -182,4 +197,26 @@ static inline void fill_regs(struct agent_rec *r, const struct agent_frame *f)
     r->r15 = 0;
 }
 
-#include "target/agent/payload/agent_core.h"
+/* The stack pointer a signal interrupted, from the signal frame that moved
+ * the thread onto its alternate stack [alo, ahi): found in the copy win
+ * (n bytes) by the saved struct sigcontext (in the old frame and in the
+ * rt frame's ucontext alike): esp (its 8th word) equal to esp_at_signal
+ * (the 18th), cs and ss user selectors (a 64-bit kernel's 0x23 and 0x2b,
+ * a 32-bit one's 0x73 and 0x7b).  The lowest frame whose esp lies off the
+ * alternate stack (a nested signal's frame interrupted the alternate stack
+ * itself).  0: none in the copy. */
+static uint64_t sig_interrupted_sp(const uint8_t *win, uint64_t n, uint64_t alo, uint64_t ahi)
+{
+    const uint32_t *w = (const uint32_t *)(const void *)win;
+    uint64_t nw = n / 4;
+    for (uint64_t i = 0; i + 18 < nw; i++) {
+        uint32_t cs = w[i + 15] & 0xffff, ss = w[i + 18] & 0xffff, sp = w[i + 7];
+        if (sp != w[i + 17] || !((cs == 0x23 && ss == 0x2b) || (cs == 0x73 && ss == 0x7b)))
+            continue;
+        if (sp && (sp < alo || sp >= ahi))
+            return sp;
+    }
+    return 0;
+}
+
+#include "target/agent/payload/agent_core.inc.c"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Unfollowed vfork children (no -f) run as they do untraced (issue 29): one
+# calls exit() and its exit handlers allocate, in its parent's memory where
+# our breakpoints are (exit() itself has one under -a); one execs.  The
+# oracle is the untraced run: the same output, the same wait statuses (the
+# exit() child used to die of SIGTRAP: status 0x5), the same exit status,
+# with and without -a.  The parent's own blocks are still counted.
+set -u
+. "$MT_ROOT/selftest/tests/lib.bash"
+cd "$MT_TMP"
+gcc ${MT_TARGET_CFLAGS:-} -g -O0 -o vfork_exit "$MT_ROOT/selftest/tests/data/vfork_exit.c" ||
+    fail "build vfork_exit"
+./vfork_exit > untraced.out
+want_rc=$?
+grep -q "exit child: status 0x700" untraced.out || fail "untraced run: $(cat untraced.out)"
+for flags in "" "-a"; do
+    for round in 1 2 3; do
+        "$MEMTRACE" -q $flags -j -o "traced$round.json" ./vfork_exit > traced.out 2> traced.err
+        rc=$?
+        [ $rc = $want_rc ] || fail "memtrace $flags: exit status $rc, untraced $want_rc: $(cat traced.err)"
+        diff untraced.out traced.out > out.diff ||
+            fail "memtrace $flags: the output differs from the untraced run (< untraced):
+$(cat out.diff)
+$(cat traced.err)"
+        python3 - "traced$round.json" <<'PY' || fail "memtrace $flags: the parent's blocks are not counted"
+import json, sys
+h = json.load(open(sys.argv[1]))['heap']
+sys.exit(0 if h['allocs'] >= 1 and h['frees'] >= 1 else 1)
+PY
+    done
+    echo "memtrace ${flags:-(no -a)}: 3 runs, output and statuses as untraced (${MEMTRACE_ENGINE:-default} engine)"
+done
+exit 0
