@@ -5,6 +5,33 @@
 #include "target/heap/timeline.h"
 #include "target/record/record.h"
 
+#include <time.h>
+
+/* Reading the RSS walks smaps and pagemap: for a big process that takes
+ * long, so a recording reads it at most 1/RSS_SHARE of the time. */
+#define RSS_SHARE 10
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Where the RSS went now, for the recording; NULL when not due. */
+static struct rss_parts *recorded_memory(struct session *s, double now, bool force)
+{
+    if (!recorder_due(s->recorder, now, force))
+        return NULL;
+    double began = monotonic_now();
+    if (began < s->rss_read_next)
+        return NULL;
+    struct rss_parts *m = session_memory_of(s->tracee);
+    double done = monotonic_now();
+    s->rss_read_next = done + (RSS_SHARE - 1) * (done - began);
+    return m;
+}
+
 /* The timeline's clock now; follows the books across an exec. */
 static double sample_clock(struct session *s)
 {
@@ -33,9 +60,13 @@ void session_sample(struct session *s, bool force)
     else
         timeline_offer(s->timeline, now, t.in_use_bytes, t.in_use_blocks);
     if (s->recorder) {
+        /* read before the source: it brings the books up to date */
+        struct rss_parts *mem = recorded_memory(s, now, force);
         struct report_source src = session_report_source(s);
+        src.memory = mem;
         recorder_engine(s->recorder, src.engine);
         recorder_sample(s->recorder, &src, now, force);
+        session_memory_free(mem);
     }
 }
 

@@ -39,6 +39,7 @@ struct session {
     unsigned sampled_epoch;     /* tracee->books_epoch when sampled last (an exec replaces the books) */
     double sample_offset;       /* their clock's start on the timeline's */
     double sample_last;         /* the timeline's time of the last offer */
+    double rss_read_next;       /* --record: the monotonic time the RSS may be read again */
     /* snapshots (snapshot.c) */
     uint64_t snapshot_rss;      /* --snapshot-rss, bytes; 0: off */
     uint64_t snapshot_next;     /* the next RSS that writes one */
