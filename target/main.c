@@ -758,6 +758,7 @@ int main(int argc, char **argv)
         code = session_leak_exit_code(&s);
     session_leak_free(&s);
     timeline_free(s.timeline);
+    free(s.rss_points);
     if (s.recorder && recorder_close(s.recorder) < 0)
         mt_warn("--record: %s is incomplete", cli.record);
     if (s.console)

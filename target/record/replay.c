@@ -211,6 +211,30 @@ static struct timeline *build_timeline(const struct recording *r, size_t upto)
     return tl;
 }
 
+/* The RSS recorded in the first `upto` samples, for the page's chart. */
+static struct report_rss_point *build_rss_points(const struct recording *r, size_t upto, size_t *n)
+{
+    struct report_rss_point *v = NULL;
+    size_t count = 0;
+    for (size_t i = 0; i < upto; i++)
+        count += r->samples[i].has_rss;
+    *n = count;
+    if (!count)
+        return NULL;
+    v = xcalloc(count, sizeof(*v));
+    count = 0;
+    for (size_t i = 0; i < upto; i++) {
+        const struct rec_sample *smp = &r->samples[i];
+        if (!smp->has_rss)
+            continue;
+        struct report_rss_point *p = &v[count++];
+        p->seconds = (double)smp->us / 1e6;
+        p->rss = smp->rss[0];
+        memcpy(p->part, smp->rss + 1, sizeof(p->part));
+    }
+    return v;
+}
+
 static uint8_t *slurp(const char *path, size_t *len, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
@@ -437,11 +461,14 @@ int replay_report(FILE *out, const struct recording *rec, const struct replay_op
             state_memory(&b, &mem);
             src.memory = &mem;
         }
+        struct report_rss_point *pts = build_rss_points(rp_rec, b.applied, &src.nrss_points);
+        src.rss_points = pts;
         /* a writer that refuses the books (and said why) leaves out intact */
         if (report_write(out, &src, &o->report) < 0)
             rc = ferror(out) ? -1 : -2;
         timeline_free(tl);
         heap_books_free(books);
+        free(pts);
     }
     state_free(&a);
     state_free(&b);

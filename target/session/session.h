@@ -40,6 +40,8 @@ struct session {
     double sample_offset;       /* their clock's start on the timeline's */
     double sample_last;         /* the timeline's time of the last offer */
     double rss_read_next;       /* --record: the monotonic time the RSS may be read again */
+    struct report_rss_point *rss_points;    /* --record: the RSS as recorded, for the page */
+    size_t nrss_points;
     /* snapshots (snapshot.c) */
     uint64_t snapshot_rss;      /* --snapshot-rss, bytes; 0: off */
     uint64_t snapshot_next;     /* the next RSS that writes one */
