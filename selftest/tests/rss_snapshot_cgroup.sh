@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --snapshot-rss under a memory cgroup this test makes (removed on every
-# exit path), rss_grow moving itself into it and growing 1 MiB at a time:
+# exit path), rss_grow moving itself into it and growing 1 MiB at a time
+# (and first: a percentage outside 1% to 100% is refused in one line):
 #   - --snapshot-rss 50% of a 64 MiB limit (cgroup v2 memory.max, or on a
 #     hybrid host v1's memory.limit_in_bytes), growing to 48 MiB: the
 #     snapshots are whole reports taken while the process was alive (their
@@ -14,6 +15,11 @@ set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
 cd "$MT_TMP"
 PROG="$MT_PROGS/rss_grow"
+# A percentage from 1% to 100%, refused otherwise with one line.
+for bad in 0% 101% % 5.5% x%; do
+    "$MEMTRACE" --snapshot-rss "$bad" true > bad.out 2> bad.err && fail "--snapshot-rss $bad was accepted"
+    [ "$(wc -l < bad.err)" = 1 ] && grep -q -- '--snapshot-rss' bad.err || fail "--snapshot-rss $bad: $(cat bad.err)"
+done
 [ "$(id -u)" = 0 ] || skip "not root: cannot make a memory cgroup"
 
 cgs=()
