@@ -112,7 +112,9 @@ static void usage(FILE *out)
           "      --record-max MIB   size bound of the --record file (default 64)\n"
           "      --snapshot-rss MIB a report file (the report's format and directory,\n"
           "                         named after the pid and the time) when RSS first\n"
-          "                         reaches MIB, and at each further 10%\n"
+          "                         reaches MIB, and at each further 10%; MIB may be\n"
+          "                         N% of the cgroup's memory.max; also when the\n"
+          "                         cgroup's memory.events counts a high or oom event\n"
           "      --snapshot-peak    a report file at each new heap peak (one a second)\n"
           "      --replay FILE      the report of a recording instead of tracing (as at\n"
           "                         its end; with --format, -o, -d)\n"
@@ -180,6 +182,7 @@ struct cli {
     double at, from, to;    /* --at, --diff */
     unsigned record_ms;     /* --record-interval MS */
     unsigned long snapshot_rss_mib; /* --snapshot-rss MIB */
+    unsigned long snapshot_rss_percent; /* --snapshot-rss N%: of the cgroup's memory.max */
     bool snapshot_peak;     /* --snapshot-peak */
     bool depth_given, at_given, diff;
 };
@@ -377,13 +380,28 @@ static int parse_cli(int argc, char **argv, struct cli *cli)
             }
             cli->record_max_mib = v;
             break;
-        case OPT_SNAPSHOT_RSS:
+        case OPT_SNAPSHOT_RSS: {
+            size_t n = strlen(optarg);
+            if (n > 1 && optarg[n - 1] == '%') {
+                char pct[16];
+                snprintf(pct, sizeof(pct), "%.*s", (int)(n - 1), optarg);
+                if (n - 1 >= sizeof(pct) || !parse_uint(pct, 100, &v) || v == 0) {
+                    mt_error("--snapshot-rss: a percentage from 1%% to 100%%, not %s", optarg);
+                    return -1;
+                }
+                cli->snapshot_rss_percent = v;
+                cli->snapshot_rss_mib = 0;
+                break;
+            }
             if (!parse_uint(optarg, 1ul << 24, &v) || v == 0) {
-                mt_error("--snapshot-rss: MiB from 1 to 16777216, not %s", optarg);
+                mt_error("--snapshot-rss: MiB from 1 to 16777216 or a percentage of memory.max "
+                         "(80%%), not %s", optarg);
                 return -1;
             }
             cli->snapshot_rss_mib = v;
+            cli->snapshot_rss_percent = 0;
             break;
+        }
         case OPT_SNAPSHOT_PEAK: cli->snapshot_peak = true; break;
         case OPT_REPLAY: cli->replay = optarg; break;
         case OPT_AT:
@@ -678,6 +696,7 @@ int main(int argc, char **argv)
     s.report.text_limit = cli.text_limit;
     s.sample_ms = cli.record_ms;
     s.snapshot_rss = (uint64_t)cli.snapshot_rss_mib << 20;
+    s.snapshot_rss_percent = (unsigned)cli.snapshot_rss_percent;
     s.snapshot_peak = cli.snapshot_peak;
     char err[512] = "";
     if (cli.record) {
@@ -758,6 +777,7 @@ int main(int argc, char **argv)
         code = session_leak_exit_code(&s);
     session_leak_free(&s);
     timeline_free(s.timeline);
+    free(s.rss_points);
     if (s.recorder && recorder_close(s.recorder) < 0)
         mt_warn("--record: %s is incomplete", cli.record);
     if (s.console)

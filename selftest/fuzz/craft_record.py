@@ -53,6 +53,11 @@ def peak(nbytes, blocks, us, stacks):
     return rec(b'P', p)
 
 
+def memory(fields):
+    """An 'M': the RSS, its seven parts, mappings, flags (and any more)."""
+    return rec(b'M', var(len(fields)) + b''.join(var(f) for f in fields))
+
+
 def frame_and_stack():
     # string 1 "main", frame 1 at 0x1000 in it, stack 1 of that frame
     return (rec(b'T', b"main") +
@@ -92,6 +97,12 @@ CRAFTED = {
                [(1, [0, (1 << 63) - 1, (1 << 63) - 1, 0, 0]),
                 (1, [0, (1 << 63) - 1, (1 << 63) - 1, 0, 0]),
                 (1, [0, (1 << 63) - 1, (1 << 63) - 1, 0, 0])]),
+    # where the RSS went, the parts as large as they may be (each 2^60,
+    # their sum below 2^63), then smaller, the --diff between them negative
+    'rss-huge.rec':
+        start() + sample(1000, totals(100, 1, 1, 0, 100), [(1, [100, 1, 1, 100, 0])]) +
+        memory([7 << 60] + [1 << 60] * 7 + [3, 1]) +
+        sample(1000, totals(), []) + memory([7, 1, 1, 1, 1, 1, 1, 1, 1 << 32 - 1, 0, 99]),
 }
 
 if __name__ == '__main__':

@@ -3,7 +3,9 @@
  * the difference between two times are written in every format --replay
  * writes (text, JSON, folded, HTML, massif, heaptrack and, where built,
  * pprof) to a memory stream: every stack's frames resolved, every figure
- * summed, every writer's arithmetic and loops run on the file's counts.
+ * summed, every writer's arithmetic and loops run on the file's counts;
+ * the RSS records ('M') reach the MEMORY section, --diff's RSS line and the
+ * page's RSS series (seeds: rss.rec recorded, rss-huge.rec crafted).
  * heaptrack writes an event per allocation counted: its bound is lowered
  * (the same code path refuses past it) so that one input stays quick. */
 #include "target/record/record.h"

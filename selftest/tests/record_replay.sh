@@ -125,6 +125,9 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 # A recording does not carry the allocators line yet (README, Known
 # limitations): the live report has it, the replay must not invent one.
 assert a.pop('allocators', None) and 'allocators' not in b, b.get('allocators')
+# The live report is written after the exit (no process to read the RSS
+# of); the replay has the last RSS recorded while it lived.
+assert 'memory' not in a and b.pop('memory')['recorded_at'] > 0, b.get('memory')
 assert a == b, [k for k in a if a[k] != b.get(k)]
 print('agent engine: replay equals the live JSON but for "allocators", engine', b.get('engine'))
 PY

@@ -253,7 +253,7 @@ static char *direct_report(struct fake *fk, enum report_format fmt, size_t top)
     char *buf = NULL;
     size_t blen = 0;
     FILE *f = open_memstream(&buf, &blen);
-    struct report_source src = { fk->books, fk->stacks, f_resolve, fk, 777, "/bin/fake", NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    struct report_source src = { fk->books, fk->stacks, f_resolve, fk, 777, "/bin/fake", NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0 };
     struct report_options opt = { .format = fmt, .sort = REPORT_SORT_BYTES, .top = top };
     report_write(f, &src, &opt);
     fclose(f);

@@ -264,6 +264,74 @@ int main(void)
     recording_free(&r);
     free(data);
 
+    /* where the RSS went ('M'): written when it changed, read back whole */
+    rec = recorder_open(path, 100, 0, why, sizeof(why));
+    recorder_start(rec, 1, 0, "p", "");
+    struct rss_parts mem = { .rss = 0, .mappings = 9, .pagemap = true };
+    for (int i = 0; i < 6; i++) {
+        for (int p = 0; p < RSS_PARTS; p++)
+            mem.part[p] = (uint64_t)(i / 2 + 1) * (p + 1) * 4096;  /* changes every other sample */
+        mem.rss = 0;
+        for (int p = 0; p < RSS_PARTS; p++)
+            mem.rss += mem.part[p];
+        heap_record_alloc(b, next_addr += 0x100, 100, ids[0], ALLOC_MALLOC);
+        struct report_source ms = src;
+        ms.memory = &mem;
+        recorder_sample(rec, &ms, 200.0 + i, true);
+    }
+    CHECK(recorder_close(rec) == 0);
+    data = slurp(path, &len);
+    CHECK(recording_parse(data, len, &r, why, sizeof(why)) == 0, "%s", why);
+    size_t with_rss = 0;
+    for (size_t i = 0; i < r.nsamples; i++) {
+        if (!r.samples[i].has_rss)
+            continue;
+        with_rss++;
+        uint64_t sum = 0;
+        for (int p = 0; p < RSS_PARTS; p++)
+            sum += r.samples[i].rss[1 + p];
+        CHECK(sum == r.samples[i].rss[0] && r.samples[i].rss[1 + RSS_PARTS] == 9 &&
+              r.samples[i].rss[2 + RSS_PARTS] == RECORD_RSS_PAGEMAP, "sample %zu", i);
+    }
+    CHECK(r.nsamples == 6 && with_rss == 3, "%zu samples, %zu with RSS", r.nsamples, with_rss);
+    recording_free(&r);
+    /* every cut refused or parsed, none read past its end (ASan says) */
+    for (size_t cut = RECORD_MAGIC_LEN; cut < len; cut++)
+        if (recording_parse(data, cut, &r, why, sizeof(why)) == 0)
+            recording_free(&r);
+    free(data);
+    /* crafted: an 'M' before any sample, two after one, parts that do not
+     * add up, too few fields; each refused with a reason */
+    static const uint8_t hdr[] = { 'M', 'T', 'R', 'E', 'C', '1', '\r', '\n',
+                                   'H', 6, 1, 100, 1, 0, 0, 0 };
+    static const uint8_t smp[] = { 'S', 13, 1, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t m_ok[] = { 'M', 11, 10, 7, 1, 1, 1, 1, 1, 1, 1, 2, 0 };
+    static const uint8_t m_sum[] = { 'M', 11, 10, 8, 1, 1, 1, 1, 1, 1, 1, 2, 0 };
+    static const uint8_t m_few[] = { 'M', 10, 9, 7, 1, 1, 1, 1, 1, 1, 1, 2 };
+    struct { const uint8_t *parts[3]; size_t lens[3]; bool ok; } cases[] = {
+        { { smp, m_ok }, { sizeof(smp), sizeof(m_ok) }, true },
+        { { m_ok }, { sizeof(m_ok) }, false },
+        { { smp, m_ok, m_ok }, { sizeof(smp), sizeof(m_ok), sizeof(m_ok) }, false },
+        { { smp, m_sum }, { sizeof(smp), sizeof(m_sum) }, false },
+        { { smp, m_few }, { sizeof(smp), sizeof(m_few) }, false },
+    };
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        uint8_t buf[128];
+        size_t n = sizeof(hdr);
+        memcpy(buf, hdr, n);
+        for (int k = 0; k < 3 && cases[ci].parts[k]; k++) {
+            memcpy(buf + n, cases[ci].parts[k], cases[ci].lens[k]);
+            n += cases[ci].lens[k];
+        }
+        why[0] = 0;
+        int prc = recording_parse(buf, n, &r, why, sizeof(why));
+        CHECK((prc == 0) == cases[ci].ok, "case %zu: %s", ci, why);
+        if (prc == 0) {
+            CHECK(r.nsamples == 1 && r.samples[0].has_rss && r.samples[0].rss[0] == 7, "case %zu", ci);
+            recording_free(&r);
+        }
+    }
+
     for (int i = 0; i < STEPS; i++)
         free(snaps[i]);
     heap_books_free(b);

@@ -113,7 +113,7 @@ static char *render(struct fixture *fx, enum report_format fmt, enum report_sort
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    struct report_source src = { fx->books, fx->stacks, resolve, &fx->calls, 4242, "prog \"x\"", NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    struct report_source src = { fx->books, fx->stacks, resolve, &fx->calls, 4242, "prog \"x\"", NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0 };
     struct report_options opt = { .format = fmt, .sort = sort, .top = top };
     CHECK(report_write(f, &src, &opt) == 0, "report_write failed");
     fclose(f);
@@ -289,7 +289,7 @@ static void json_report(struct fixture *fx, const char *dir)
     /* Empty books: still valid JSON with an empty stacks list. */
     struct heap_books *empty = heap_books_new();
     f = fopen(path, "w");
-    struct report_source src = { empty, fx->stacks, NULL, NULL, 1, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    struct report_source src = { empty, fx->stacks, NULL, NULL, 1, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0 };
     struct report_options opt = { .format = REPORT_JSON, .sort = REPORT_SORT_BYTES, .top = 0 };
     report_write(f, &src, &opt);
     fclose(f);

@@ -60,6 +60,9 @@ struct rss_parts {
     bool pagemap;               /* present bits read (else every page counted present) */
     bool glibc;                 /* the caller says glibc's malloc is in use: the
                                    malloc_trim estimate means something */
+    bool recorded;              /* from a recording (--replay): read at `seconds`,
+                                   with no modules, stack pointers nor trim estimate */
+    double seconds;
     struct rss_module *modules; /* Rss descending */
     size_t nmodules;
 };

@@ -30,6 +30,16 @@
  *                 blocks, microseconds since start) and the stacks whose
  *                 figures at the peak changed: count, id delta, deltas of
  *                 bytes and blocks
+ *   'M' memory    after an 'S' whose time it has: where the RSS went
+ *                 (target/heap/rss_parts.h), read from /proc/PID/smaps
+ *                 then: count (10 or more), then the RSS, its parts in
+ *                 rss_parts.h's order (live heap, allocator holds, program
+ *                 mmaps, thread stacks, modules, shared memory, rest; they
+ *                 add up to the RSS), the mappings read, flags (1: pagemap
+ *                 read).  Figures whole, not deltas: written only when they
+ *                 changed, and a reader that skips one loses nothing after
+ *                 it.  The RSS is the process's, not the books': an exec
+ *                 leaves it as it was.  An older reader skips it.
  *
  * Each stack, frame and string is written once, before its first use.
  * A sample in which nothing changed is not written.  Size is bounded by
@@ -52,6 +62,9 @@
 #define RECORD_MAGIC_LEN 8
 #define RECORD_TOTALS 10
 #define RECORD_STACK_FIELDS 5
+/* 'M': RSS, the RSS_PARTS parts, mappings, flags */
+#define RECORD_RSS_FIELDS 10
+#define RECORD_RSS_PAGEMAP 1
 
 /* ---- writing ---- */
 
@@ -64,9 +77,13 @@ struct recorder *recorder_open(const char *path, unsigned interval_ms, uint64_t 
 /* Writes the header, once the traced process is known (before any sample). */
 void recorder_start(struct recorder *r, int pid, unsigned depth, const char *program,
                     const char *engine);
+/* Whether recorder_sample at `seconds` would look at the books: the
+ * caller reads the RSS (src->memory) only then, it costs a walk of smaps. */
+bool recorder_due(const struct recorder *r, double seconds, bool force);
 /* Offers the books of src at `seconds` (heap_seconds): written when the
  * interval has passed (or force) and something changed.  src->resolve
- * names the frames of stacks met for the first time. */
+ * names the frames of stacks met for the first time.  src->memory, when
+ * set, is the RSS now: an 'M' when it changed. */
 void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force);
 /* The books were replaced (an exec) at time_offset: the stacks of the old
  * ones go to zero in the file then (at least a microsecond after the last
@@ -113,6 +130,8 @@ struct rec_sample {
     bool has_peak;
     uint64_t peak_bytes, peak_blocks, peak_us;
     size_t pdelta0, npdelta;
+    bool has_rss;           /* an 'M' followed it */
+    uint64_t rss[RECORD_RSS_FIELDS];
 };
 
 struct recording {

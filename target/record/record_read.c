@@ -288,6 +288,38 @@ static int parse_record(struct recording *r, struct caps *cap, struct sums *u, u
         r->nstacks++;
         return 0;
     }
+    case 'M': {
+        /* where the RSS went at the last sample: whole figures, the parts
+         * adding up to the RSS (a later version may append fields) */
+        if (!r->nsamples || r->samples[r->nsamples - 1].has_rss) {
+            fail(why, len, "an RSS record without its sample");
+            return -1;
+        }
+        struct rec_sample *s = &r->samples[r->nsamples - 1];
+        uint64_t n = get_var(c), v[RECORD_RSS_FIELDS] = { 0 };
+        if (n < RECORD_RSS_FIELDS || n > 64)
+            c->bad = true;
+        for (uint64_t i = 0; i < n && !c->bad; i++) {
+            uint64_t x = get_var(c);
+            if (i < RECORD_RSS_FIELDS)
+                v[i] = x;
+        }
+        uint64_t sum = 0;
+        bool over = false;
+        for (int p = 0; p < RSS_PARTS; p++) {
+            over |= negative(v[1 + p]);
+            sum += v[1 + p];    /* below 2^63 both: no wrap, and past 2^63 is refused */
+            over |= negative(sum);
+        }
+        if (c->bad || over || negative(v[0]) || sum != v[0] || v[1 + RSS_PARTS] > UINT32_MAX ||
+            v[2 + RSS_PARTS] > RECORD_RSS_PAGEMAP) {
+            fail(why, len, "bad RSS record (its parts must add up to the RSS)");
+            return -1;
+        }
+        memcpy(s->rss, v, sizeof(v));
+        s->has_rss = true;
+        return 0;
+    }
     case 'S':
     case 'P': {
         bool peak = tag == 'P';

@@ -64,6 +64,8 @@ struct recorder {
     uint64_t last_us;
     uint64_t totals[RECORD_TOTALS];
     uint64_t peak_bytes, peak_blocks, peak_us;
+    uint64_t rss[RECORD_RSS_FIELDS];  /* the last 'M' written */
+    bool rss_written;
     struct shadow *sh;
     uint32_t nsh;
     struct interner strings, frames;  /* numbered from 1 in the file */
@@ -220,16 +222,32 @@ static void totals_array(const struct heap_totals *t, uint64_t out[RECORD_TOTALS
     memcpy(out, v, sizeof(v));
 }
 
+_Static_assert(RECORD_RSS_FIELDS == RSS_PARTS + 3, "'M' holds the RSS, its parts, mappings, flags");
+
+static void rss_array(const struct rss_parts *m, uint64_t out[RECORD_RSS_FIELDS])
+{
+    out[0] = m->rss;
+    for (int p = 0; p < RSS_PARTS; p++)
+        out[1 + p] = m->part[p];
+    out[1 + RSS_PARTS] = m->mappings;
+    out[2 + RSS_PARTS] = m->pagemap ? RECORD_RSS_PAGEMAP : 0;
+}
+
 static uint64_t to_us(double seconds)
 {
     return seconds <= 0 ? 0 : (uint64_t)(seconds * 1e6 + 0.5);
 }
 
+bool recorder_due(const struct recorder *r, double seconds, bool force)
+{
+    if (!r || !r->started || r->failed || r->full)
+        return false;
+    return force || !r->offered || seconds - r->last_offer >= r->interval;
+}
+
 void recorder_sample(struct recorder *r, const struct report_source *src, double seconds, bool force)
 {
-    if (!r || !r->started || r->failed || r->full || !src->books)
-        return;
-    if (!force && r->offered && seconds - r->last_offer < r->interval)
+    if (!src->books || !recorder_due(r, seconds, force))
         return;
     r->offered = true;
     r->last_offer = seconds;
@@ -270,7 +288,13 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     heap_get_peak(b, &pk);
     uint64_t pk_us = pk.bytes ? to_us(pk.seconds + r->time_offset) : 0;
     bool peak_moved = pk.bytes != r->peak_bytes || pk.blocks != r->peak_blocks || pk_us != r->peak_us;
-    if (!nchanged && !peak_moved && memcmp(tot, r->totals, sizeof(tot)) == 0)
+    uint64_t rss[RECORD_RSS_FIELDS];
+    bool rss_moved = false;
+    if (src->memory) {
+        rss_array(src->memory, rss);
+        rss_moved = !r->rss_written || memcmp(rss, r->rss, sizeof(rss)) != 0;
+    }
+    if (!nchanged && !peak_moved && !rss_moved && memcmp(tot, r->totals, sizeof(tot)) == 0)
         return;     /* nothing to say */
 
     uint64_t us = to_us(seconds);
@@ -309,6 +333,13 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
         byte_buf_put(pl, r->list.data, r->list.len);
         put_record(&r->out, 'P', pl);
     }
+    if (rss_moved) {
+        pl->len = 0;
+        put_var(pl, RECORD_RSS_FIELDS);
+        for (int i = 0; i < RECORD_RSS_FIELDS; i++)
+            put_var(pl, rss[i]);
+        put_record(&r->out, 'M', pl);
+    }
 
     if (r->written + r->out.len > r->max) {
         mt_warn("--record: %s reached its %llu bytes: recording stops at %.3f s", r->path,
@@ -338,6 +369,10 @@ void recorder_sample(struct recorder *r, const struct report_source *src, double
     r->peak_bytes = pk.bytes;
     r->peak_blocks = pk.blocks;
     r->peak_us = pk_us;
+    if (rss_moved) {
+        memcpy(r->rss, rss, sizeof(rss));
+        r->rss_written = true;
+    }
     /* past half of the room left: a quarter of the resolution, so that
      * each stage lasts about twice as long as the one before */
     if (r->written >= r->stage_mark) {

@@ -24,6 +24,10 @@ struct state {
     uint64_t peak_bytes, peak_blocks, peak_us;
     uint64_t us;            /* of the last sample applied */
     size_t applied;         /* samples applied */
+    bool has_rss;           /* an 'M' at or before us: where the RSS went then */
+    uint64_t rss[RECORD_RSS_FIELDS];
+    uint64_t rss_us;
+    uint64_t rss_live[2];   /* the books' bytes and blocks in use then */
 };
 
 static void state_init(struct state *s, const struct recording *r)
@@ -61,9 +65,32 @@ static void state_at(struct state *s, const struct recording *r, uint64_t us)
                 s->peak[d->stack][1] += d->blocks;
             }
         }
+        if (smp->has_rss) {
+            memcpy(s->rss, smp->rss, sizeof(s->rss));
+            s->rss_live[0] = s->totals[0];
+            s->rss_live[1] = s->totals[1];
+            s->has_rss = true;
+            s->rss_us = smp->us;
+        }
         s->us = smp->us;
         s->applied = i + 1;
     }
+}
+
+/* The MEMORY section of a replay: the last RSS recorded at or before the
+ * state's time (the parts alone: modules are not recorded). */
+static void state_memory(const struct state *s, struct rss_parts *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->rss = s->rss[0];
+    for (int p = 0; p < RSS_PARTS; p++)
+        m->part[p] = s->rss[1 + p];
+    m->mappings = (unsigned)s->rss[1 + RSS_PARTS];
+    m->pagemap = (s->rss[2 + RSS_PARTS] & RECORD_RSS_PAGEMAP) != 0;
+    m->live_bytes = s->rss_live[0];
+    m->live_blocks = s->rss_live[1];
+    m->recorded = true;
+    m->seconds = (double)s->rss_us / 1e6;
 }
 
 /* Frames for reports: a stack of the replay's table holds synthetic pcs,
@@ -184,6 +211,30 @@ static struct timeline *build_timeline(const struct recording *r, size_t upto)
     return tl;
 }
 
+/* The RSS recorded in the first `upto` samples, for the page's chart. */
+static struct report_rss_point *build_rss_points(const struct recording *r, size_t upto, size_t *n)
+{
+    struct report_rss_point *v = NULL;
+    size_t count = 0;
+    for (size_t i = 0; i < upto; i++)
+        count += r->samples[i].has_rss;
+    *n = count;
+    if (!count)
+        return NULL;
+    v = xcalloc(count, sizeof(*v));
+    count = 0;
+    for (size_t i = 0; i < upto; i++) {
+        const struct rec_sample *smp = &r->samples[i];
+        if (!smp->has_rss)
+            continue;
+        struct report_rss_point *p = &v[count++];
+        p->seconds = (double)smp->us / 1e6;
+        p->rss = smp->rss[0];
+        memcpy(p->part, smp->rss + 1, sizeof(p->part));
+    }
+    return v;
+}
+
 static uint8_t *slurp(const char *path, size_t *len, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
@@ -275,6 +326,14 @@ static void write_diff(FILE *out, const struct recording *r, const struct replay
                      ", \"allocs\": %" PRId64 ", \"frees\": %" PRId64
                      ", \"bytes_allocated\": %" PRId64 ", \"temporary\": %" PRId64 "},\n",
                 dt[0], dt[1], dt[2], dt[3], dt[4], dt[9]);
+        if (a->has_rss && b->has_rss) {
+            fprintf(out, " \"memory\": {\"rss\": %" PRId64 ", \"parts\": {",
+                    (int64_t)(b->rss[0] - a->rss[0]));
+            for (int p = 0; p < RSS_PARTS; p++)
+                fprintf(out, "%s\"%s\": {\"bytes\": %" PRId64 "}", p ? ", " : "", rss_part_key(p),
+                        (int64_t)(b->rss[1 + p] - a->rss[1 + p]));
+            fputs("}},\n", out);
+        }
         fputs(" \"stacks\": [", out);
         for (size_t i = 0; i < n; i++) {
             fprintf(out, "%s\n  {\"bytes_in_use\": %" PRId64 ", \"blocks_in_use\": %" PRId64
@@ -318,7 +377,17 @@ static void write_diff(FILE *out, const struct recording *r, const struct replay
         fprintf(out, "DIFF from %.3f s to %.3f s (the second minus the first)\n", from, to);
         fprintf(out, "    in use: %+" PRId64 " bytes in %+" PRId64 " blocks\n", dt[0], dt[1]);
         fprintf(out, "    allocs: %+" PRId64 ", frees: %+" PRId64 ", bytes allocated: %+" PRId64
-                     "\n\n", dt[2], dt[3], dt[4]);
+                     "\n", dt[2], dt[3], dt[4]);
+        if (a->has_rss && b->has_rss) {
+            fprintf(out, "    RSS: %+" PRId64 " bytes", (int64_t)(b->rss[0] - a->rss[0]));
+            for (int p = 0; p < RSS_PARTS; p++)
+                fprintf(out, "%s%s %+" PRId64, p ? ", " : " (", rss_part_name(p),
+                        (int64_t)(b->rss[1 + p] - a->rss[1 + p]));
+            fputs(")\n", out);
+        } else if (b->has_rss) {
+            fputs("    RSS: not recorded yet at the first time\n", out);
+        }
+        fputc('\n', out);
         for (size_t i = 0; i < n; i++) {
             fprintf(out, "%+" PRId64 " bytes in %+" PRId64 " blocks (%+" PRId64 " allocs, %+" PRId64
                          " bytes allocated)\n",
@@ -385,13 +454,21 @@ int replay_report(FILE *out, const struct recording *rec, const struct replay_op
         state_at(&b, rp_rec, o->at_given ? us_of(o->at) : end);
         struct heap_books *books = build_books(rp_rec, &rp, &b);
         struct timeline *tl = build_timeline(rp_rec, b.applied);
+        struct rss_parts mem;
         src.books = books;
         src.timeline = tl;
+        if (b.has_rss) {
+            state_memory(&b, &mem);
+            src.memory = &mem;
+        }
+        struct report_rss_point *pts = build_rss_points(rp_rec, b.applied, &src.nrss_points);
+        src.rss_points = pts;
         /* a writer that refuses the books (and said why) leaves out intact */
         if (report_write(out, &src, &o->report) < 0)
             rc = ferror(out) ? -1 : -2;
         timeline_free(tl);
         heap_books_free(books);
+        free(pts);
     }
     state_free(&a);
     state_free(&b);

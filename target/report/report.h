@@ -102,6 +102,16 @@ struct report_source {
     /* The process's RSS split into parts (text "MEMORY", JSON "memory");
      * NULL: not read (the process is gone, or a replay). */
     const struct rss_parts *memory;
+    /* Where the RSS went over time (the HTML chart's RSS line): the
+     * recording's 'M' records, oldest first; NULL: none. */
+    const struct report_rss_point *rss_points;
+    size_t nrss_points;
+};
+
+struct report_rss_point {
+    double seconds;                 /* on the timeline's clock */
+    uint64_t rss;
+    uint64_t part[RSS_PARTS];       /* rss_parts.h's order, adding up to rss */
 };
 
 /* The allocators line of the text report and of status:

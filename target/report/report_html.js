@@ -48,9 +48,13 @@
     if (!last || D.now > last.t + 1e-6 || last.b !== D.heap.in_use_bytes)
       pts.push({ t: Math.max(D.now, last ? last.t : 0), b: D.heap.in_use_bytes, k: D.heap.in_use_blocks, kind: 'now' });
     if (pts[0].t > 0) pts.unshift({ t: 0, b: 0, k: 0, kind: 'start' });
+    /* Where the RSS went (a recording's samples of it): a line above the
+     * heap's, on the same scale; its parts in the hover's figures. */
+    var rss = (D.rss || []).map(function (r) { return { t: r[0], v: r[1], parts: r.slice(2) }; });
 
-    var tmax = Math.max(pts[pts.length - 1].t, 1e-3);
-    var bmax = Math.max.apply(null, pts.map(function (p) { return p.b; }).concat([pk.bytes, 1]));
+    var tmax = Math.max(pts[pts.length - 1].t, rss.length ? rss[rss.length - 1].t : 0, 1e-3);
+    var bmax = Math.max.apply(null, pts.map(function (p) { return p.b; })
+      .concat(rss.map(function (r) { return r.v; }), [pk.bytes, 1]));
     var unit = bmax >= 1048576 ? 1048576 : bmax >= 1024 ? 1024 : 1;
     var ys = step(bmax, 5, unit), ymax = Math.ceil(bmax / ys) * ys;
     var xs = step(tmax, 10, 1);
@@ -72,12 +76,21 @@
          +x.toFixed(6) + ' s');
     el('text', { x: L + pw, y: T + ph + 30, 'text-anchor': 'end', 'class': 'axis' }, chart, 'time since the trace began');
     el('text', { x: L, y: T - 10, 'class': 'axis' }, chart, 'heap in use');
+    if (rss.length) {
+      chart.setAttribute('aria-label', 'heap in use and RSS over time');
+      el('text', { x: L + 90, y: T - 10, 'class': 'axis rss-legend' }, chart, 'RSS (resident, from smaps)');
+    }
 
     var line = pts.map(function (p) { return X(p.t).toFixed(2) + ',' + Y(p.b).toFixed(2); });
     el('polygon', { points: X(0).toFixed(2) + ',' + Y(0) + ' ' + line.join(' ') + ' ' +
                     X(pts[pts.length - 1].t).toFixed(2) + ',' + Y(0), 'class': 'area' }, chart);
     el('polyline', { id: 'mt-chart-line', points: line.join(' '), 'class': 'curve',
                      'data-points': pts.length }, chart);
+    if (rss.length)
+      el('polyline', { id: 'mt-chart-rss', 'class': 'rss-curve', 'data-points': rss.length,
+                       points: rss.map(function (r) { return X(r.t).toFixed(2) + ',' + Y(r.v).toFixed(2); }).join(' '),
+                       'data-values': rss.map(function (r) { return r.v; }).join(','),
+                       'data-seconds': rss.map(function (r) { return r.t; }).join(',') }, chart);
     var end = pts[pts.length - 1];
     el('circle', { id: 'mt-chart-last', cx: X(end.t), cy: Y(end.b), r: 3, fill: '#2f6fdb',
                    'data-bytes': end.b, 'data-seconds': end.t }, chart);
@@ -94,6 +107,9 @@
     /* Hover: the nearest point's figures. */
     var hover = el('line', { y1: T, y2: T + ph, 'class': 'hover', visibility: 'hidden' }, chart);
     var tip = el('text', { 'class': 'tip', visibility: 'hidden' }, chart);
+    var rtip = el('text', { 'class': 'tip', visibility: 'hidden' }, chart);
+    var PARTS = ['live heap', 'allocator holds', 'program mmaps', 'thread stacks', 'modules',
+                 'shared memory', 'rest'];
     chart.addEventListener('mousemove', function (ev) {
       var m = chart.getScreenCTM();
       if (!m) return;
@@ -110,14 +126,25 @@
       tip.setAttribute('text-anchor', bx < L + pw / 2 ? 'start' : 'end');
       tip.setAttribute('y', T + 12);
       tip.setAttribute('visibility', 'visible');
+      if (!rss.length) return;
+      var r = rss[0];
+      rss.forEach(function (q) { if (Math.abs(q.t - t) < Math.abs(r.t - t)) r = q; });
+      rtip.textContent = 'RSS at ' + secs(r.t) + ': ' + human(r.v) + ' (' +
+        r.parts.map(function (v, i) { return PARTS[i] + ' ' + human(v); }).join(', ') + ')';
+      rtip.setAttribute('x', tip.getAttribute('x'));
+      rtip.setAttribute('text-anchor', tip.getAttribute('text-anchor'));
+      rtip.setAttribute('y', T + 28);
+      rtip.setAttribute('visibility', 'visible');
     });
     chart.addEventListener('mouseleave', function () {
       hover.setAttribute('visibility', 'hidden'); tip.setAttribute('visibility', 'hidden');
+      rtip.setAttribute('visibility', 'hidden');
     });
     var n = D.timeline.length;
     document.getElementById('mt-chart-note').textContent = n ?
-      n + ' samples of the heap in use, at least ' + D.interval * 1000 + ' ms apart, and the peak; ' +
-      'hover for the figures.' :
+      n + ' samples of the heap in use, at least ' + D.interval * 1000 + ' ms apart, and the peak' +
+      (rss.length ? '; above it, ' + rss.length + ' samples of the RSS and where it went' : '') +
+      '; hover for the figures.' :
       'No samples were taken: the chart joins the start, the peak and the end.';
   }
 

@@ -4,6 +4,8 @@
  *
  * {"pid", "now", "heap": {...}, "peak": {"bytes", "blocks", "seconds"},
  *  "interval", "timeline": [[seconds, bytes, blocks], ...],
+ *  "rss": [[seconds, RSS, live heap, allocator holds, program mmaps,
+ *           thread stacks, modules, shared memory, rest], ...] (recorded),
  *  "names": [frame name, ...],
  *  "stacks": [[bytes in use, blocks in use, allocs, bytes allocated,
  *              bytes at the peak, temporary, [name index, outermost first]], ...]}
@@ -86,6 +88,15 @@ static void put_data(FILE *out, const struct report_source *src, double now)
     for (size_t i = 0; i < ns; i++)
         fprintf(out, "%s[%.6f,%" PRIu64 ",%" PRIu64 "]", i ? "," : "", s[i].seconds, s[i].bytes,
                 s[i].blocks);
+    /* where the RSS went over time: [seconds, rss, the seven parts] */
+    fputs("],\n\"rss\":[", out);
+    for (size_t i = 0; i < src->nrss_points; i++) {
+        const struct report_rss_point *r = &src->rss_points[i];
+        fprintf(out, "%s[%.6f,%" PRIu64, i ? "," : "", r->seconds, r->rss);
+        for (int k = 0; k < RSS_PARTS; k++)
+            fprintf(out, ",%" PRIu64, r->part[k]);
+        fputc(']', out);
+    }
     fputs("],\n\"stacks\":[", out);
 
     /* Every stack that allocated since the last clear, or held blocks at

@@ -8,8 +8,24 @@
 
 #define MODULES_SHOWN 8
 
+/* A replay's MEMORY: the parts as recorded, and when (record.h's 'M'). */
+static void write_recorded_text(FILE *out, const struct rss_parts *m)
+{
+    fprintf(out, "MEMORY: RSS %" PRIu64 " bytes in %u mappings, recorded at %.3f s (/proc/PID/smaps%s)\n",
+            m->rss, m->mappings, m->seconds, m->pagemap ? ", pages from pagemap" : "; pagemap unreadable");
+    for (unsigned p = 0; p < RSS_PARTS; p++) {
+        char label[32];
+        snprintf(label, sizeof(label), "%s:", rss_part_name(p));
+        fprintf(out, "    %-17s %12" PRIu64 " bytes  %s\n", label, m->part[p], rss_part_how(p));
+    }
+}
+
 void report_write_memory_text(FILE *out, const struct rss_parts *m)
 {
+    if (m->recorded) {
+        write_recorded_text(out, m);
+        return;
+    }
     fprintf(out, "MEMORY: RSS %" PRIu64 " bytes in %u mappings (/proc/PID/smaps%s)\n", m->rss,
             m->mappings, m->pagemap ? ", pages from pagemap" : "; pagemap unreadable: every page counted resident");
     for (unsigned p = 0; p < RSS_PARTS; p++) {
@@ -78,7 +94,9 @@ void report_write_memory_json(FILE *out, const struct report_source *src)
     fprintf(out, "},\n  \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
             ", \"thread_stack_pointers\": %u, \"malloc_trim_estimate\": ",
             m->live_bytes, m->live_blocks, m->stack_pointers);
-    if (m->glibc)
+    if (m->recorded)
+        fprintf(out, "null, \"recorded_at\": %.6f", m->seconds);
+    else if (m->glibc)
         fprintf(out, "%" PRIu64, m->trimmable);
     else
         fputs("null", out);

@@ -199,6 +199,8 @@ struct report_source session_report_source(struct session *s)
         .engine = engine_name(s->tracee),
         .timeline = s->timeline,
         .allocators = &s->tracee->allocators,
+        .rss_points = s->rss_points,
+        .nrss_points = s->nrss_points,
     };
 }
 

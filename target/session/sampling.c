@@ -5,6 +5,36 @@
 #include "target/heap/timeline.h"
 #include "target/record/record.h"
 
+#include <string.h>
+#include <time.h>
+
+#include "shared/xalloc.h"
+
+/* Reading the RSS walks smaps and pagemap: for a big process that takes
+ * long, so a recording reads it at most 1/RSS_SHARE of the time. */
+#define RSS_SHARE 10
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Where the RSS went now, for the recording; NULL when not due. */
+static struct rss_parts *recorded_memory(struct session *s, double now, bool force)
+{
+    if (!recorder_due(s->recorder, now, force))
+        return NULL;
+    double began = monotonic_now();
+    if (began < s->rss_read_next)
+        return NULL;
+    struct rss_parts *m = session_memory_of(s->tracee);
+    double done = monotonic_now();
+    s->rss_read_next = done + (RSS_SHARE - 1) * (done - began);
+    return m;
+}
+
 /* The timeline's clock now; follows the books across an exec. */
 static double sample_clock(struct session *s)
 {
@@ -21,6 +51,32 @@ static double sample_clock(struct session *s)
     return s->sample_last;
 }
 
+/* The page's RSS line of a live report: what the recording holds, in
+ * memory too, at most RSS_POINTS_MAX points (when full, every other one
+ * goes, as the timeline's samples do). */
+#define RSS_POINTS_MAX 4096
+
+static void keep_rss_point(struct session *s, double now, const struct rss_parts *m)
+{
+    if (s->nrss_points) {
+        const struct report_rss_point *last = &s->rss_points[s->nrss_points - 1];
+        if (last->rss == m->rss && !memcmp(last->part, m->part, sizeof(last->part)))
+            return;     /* the recording wrote no 'M' either */
+    }
+    if (!s->rss_points)
+        s->rss_points = xcalloc(RSS_POINTS_MAX, sizeof(*s->rss_points));
+    if (s->nrss_points == RSS_POINTS_MAX) {
+        size_t n = 0;
+        for (size_t i = 0; i < s->nrss_points; i += 2)
+            s->rss_points[n++] = s->rss_points[i];
+        s->nrss_points = n;
+    }
+    struct report_rss_point *p = &s->rss_points[s->nrss_points++];
+    p->seconds = now;
+    p->rss = m->rss;
+    memcpy(p->part, m->part, sizeof(p->part));
+}
+
 void session_sample(struct session *s, bool force)
 {
     if (!s->tracee || !s->tracee->books)
@@ -33,9 +89,15 @@ void session_sample(struct session *s, bool force)
     else
         timeline_offer(s->timeline, now, t.in_use_bytes, t.in_use_blocks);
     if (s->recorder) {
+        /* read before the source: it brings the books up to date */
+        struct rss_parts *mem = recorded_memory(s, now, force);
         struct report_source src = session_report_source(s);
+        src.memory = mem;
         recorder_engine(s->recorder, src.engine);
         recorder_sample(s->recorder, &src, now, force);
+        if (mem)
+            keep_rss_point(s, now, mem);
+        session_memory_free(mem);
     }
 }
 

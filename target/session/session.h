@@ -39,9 +39,17 @@ struct session {
     unsigned sampled_epoch;     /* tracee->books_epoch when sampled last (an exec replaces the books) */
     double sample_offset;       /* their clock's start on the timeline's */
     double sample_last;         /* the timeline's time of the last offer */
+    double rss_read_next;       /* --record: the monotonic time the RSS may be read again */
+    struct report_rss_point *rss_points;    /* --record: the RSS as recorded, for the page */
+    size_t nrss_points;
     /* snapshots (snapshot.c) */
     uint64_t snapshot_rss;      /* --snapshot-rss, bytes; 0: off */
     uint64_t snapshot_next;     /* the next RSS that writes one */
+    unsigned snapshot_rss_percent;  /* --snapshot-rss N%: of memory.max; 0: off */
+    uint64_t snapshot_base;     /* the RSS of the first snapshot (N% of the limit now) */
+    uint64_t snapshot_events;   /* memory.events' high + oom when last seen */
+    bool snapshot_events_known, snapshot_nolimit_said;
+    double snapshot_events_time;    /* monotonic seconds of the last event snapshot */
     bool snapshot_peak;         /* --snapshot-peak */
     uint64_t snapshot_peak_bytes;
     double snapshot_peak_time, snapshot_checked;   /* monotonic seconds */
@@ -106,6 +114,11 @@ void session_memory_free(struct rss_parts *m);
  * the time, in the directory of -o; the name goes to written.  0, or -1
  * after an error message. */
 int session_snapshot(struct session *s, const char *path, char *written, size_t len);
+/* --snapshot-rss with a memory cgroup (snapshot_cgroup.c): the RSS of the
+ * first snapshot (N% of memory.max, or the MiB given; 0: none yet), and
+ * *fire with the reason in why when memory.events counted a new high or
+ * oom event (at most one such snapshot a second). */
+uint64_t session_snapshot_cgroup(struct session *s, double now, bool *fire, char *why, size_t len);
 /* The loop's check for --snapshot-rss and --snapshot-peak: writes the
  * snapshots due; returns the poll timeout it needs (ms), -1 when off. */
 int session_snapshot_poll(struct session *s);

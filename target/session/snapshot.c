@@ -109,17 +109,24 @@ static void announce(const char *why, const char *path, double began)
 
 int session_snapshot_poll(struct session *s)
 {
-    if ((!s->snapshot_rss && !s->snapshot_peak) || !s->tracee || s->tracee->exited)
+    if ((!s->snapshot_rss && !s->snapshot_rss_percent && !s->snapshot_peak) || !s->tracee ||
+        s->tracee->exited)
         return -1;
     double now = monotonic_now();
     if (now - s->snapshot_checked < CHECK_MS / 1000.0)
         return CHECK_MS;
     s->snapshot_checked = now;
-    char path[1400], why[96];
-    if (s->snapshot_rss) {
-        if (!s->snapshot_next)
-            s->snapshot_next = s->snapshot_rss;
-        uint64_t rss = statm_rss(s->tracee->pid);
+    char path[1400], why[700];   /* a memory event names its cgroup's path */
+    if (s->snapshot_rss || s->snapshot_rss_percent) {
+        bool fire;
+        uint64_t base = session_snapshot_cgroup(s, now, &fire, why, sizeof(why));
+        if (fire && session_snapshot(s, NULL, path, sizeof(path)) == 0)
+            announce(why, path, now);
+        if (base != s->snapshot_base) {     /* a limit now, or another one */
+            s->snapshot_base = base;
+            s->snapshot_next = base;
+        }
+        uint64_t rss = base ? statm_rss(s->tracee->pid) : 0;
         if (rss && rss >= s->snapshot_next) {
             snprintf(why, sizeof(why), "RSS %llu MiB", (unsigned long long)(rss >> 20));
             while (s->snapshot_next <= rss)   /* the next 10% above what is reached */
