@@ -110,10 +110,10 @@ static void index_units(struct line_object *o, struct elf_file *f, struct dwarf_
         inline_index_finish(o->inlines);
 }
 
-/* Function names one unit at a time (unit_index.h), for objects whose
- * line index needs no .debug_info (DWARF 5): then nothing reads all of
- * .debug_info unless a lookup the units cannot answer comes.  The DIE
- * walk's sections stay mapped (within their budgets) for that. */
+/* Lines and function names one unit at a time (unit_index.h): nothing
+ * reads all of .debug_info, nor all of .debug_line, unless a lookup the
+ * units cannot answer comes.  The DIE walk's sections stay mapped (within
+ * their budgets) for the units indexed later and for that walk. */
 static bool open_units(struct line_object *o, struct elf_file *f, const struct dwarf_sections *secs)
 {
     o->die_secs = *secs;
@@ -131,13 +131,11 @@ static bool open_units(struct line_object *o, struct elf_file *f, const struct d
     return true;
 }
 
-/* The whole-object function index, after units: the same walk as
- * index_units, over the sections open_units mapped. */
-static struct inline_index *whole_inlines(struct line_object *o)
+/* The whole walk of index_units over the sections open_units mapped,
+ * for what the units cannot answer: the function index, or the line
+ * index (each built the first time one is needed). */
+static void walk_all_units(struct line_object *o, struct inline_index *inlines, struct line_index *lines)
 {
-    if (o->inlines || !o->units)
-        return o->inlines;
-    o->inlines = inline_index_new();
     struct info_stream *units = info_stream_open(o->f);
     const uint8_t *data;
     size_t size;
@@ -145,15 +143,33 @@ static struct inline_index *whole_inlines(struct line_object *o)
     while (units && info_stream_next(units, &data, &size, &offset)) {
         struct dwarf_sections unit = o->die_secs;
         unit.info = (struct dwarf_span){ .data = data, .size = size };
-        inline_index_add_unit(o->inlines, &unit, 0, offset);
+        if (lines)
+            line_index_add_unit(lines, &unit, 0);
+        if (inlines)
+            inline_index_add_unit(inlines, &unit, 0, offset);
     }
     info_stream_close(units);
+}
+
+static struct inline_index *whole_inlines(struct line_object *o)
+{
+    if (o->inlines || !o->units)
+        return o->inlines;
+    o->inlines = inline_index_new();
+    walk_all_units(o, o->inlines, NULL);
     inline_index_finish(o->inlines);
-    /* Units are asked no more: the DIE walk's sections go. */
-    close_die_maps(&o->maps);
-    section_map_close(o->maps.str);
-    o->maps.str = NULL;
     return o->inlines;
+}
+
+static struct line_index *whole_lines(struct line_object *o)
+{
+    if (!o->index) {
+        o->index = line_index_new(&o->die_secs);
+        walk_all_units(o, NULL, o->index);
+        line_index_finish(o->index);
+        section_map_park(o->line);
+    }
+    return o->index;
 }
 
 /* The function index that answers for address: its unit's while units
@@ -180,12 +196,15 @@ struct line_object *line_object_open_mode(struct elf_file *f, bool inline_names,
         return NULL;
     }
     o->line_str = load(f, ".debug_line_str", WHOLE, &secs.line_str);
-    /* DWARF 5 line tables name their compilation directory themselves, so
-     * the line index needs no .debug_info; function names then come one
-     * unit at a time when .debug_aranges allows. */
+    /* With function names, both indexes come one unit at a time when
+     * .debug_aranges allows (units, then whole_lines and whole_inlines
+     * for what they cannot answer); else from one walk over every unit.
+     * Without, DWARF 5 line tables name their compilation directory
+     * themselves: the line index needs no .debug_info. */
     bool needs_str;
-    bool self_contained = line_section_self_contained(&secs, &needs_str);
-    if (self_contained && (!inline_names || (lazy && open_units(o, f, &secs)))) {
+    if (inline_names && lazy && open_units(o, f, &secs)) {
+        /* o->index stays NULL until whole_lines */
+    } else if (!inline_names && line_section_self_contained(&secs, &needs_str)) {
         if (needs_str)
             o->str = load(f, ".debug_str", WHOLE, &secs.str);
         o->index = line_index_build(&secs);
@@ -219,18 +238,26 @@ void line_object_close(struct line_object *o)
     free(o);
 }
 
-bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out)
+/* The line index that answers for address: its unit's, else the whole
+ * object's. */
+static struct line_index *lines_at(struct line_object *o, uint64_t address)
 {
-    return line_index_lookup(o->index, link_vaddr, out);
+    struct line_index *idx = o->units ? unit_index_lines_at(o->units, address) : NULL;
+    return idx ? idx : o->units ? whole_lines(o) : o->index;
 }
 
-struct line_index *line_object_index(struct line_object *o) { return o->index; }
+bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out)
+{
+    return line_index_lookup(lines_at(o, link_vaddr), link_vaddr, out);
+}
+
+struct line_index *line_object_index(struct line_object *o) { return o->units ? whole_lines(o) : o->index; }
 
 bool line_object_lazy(const struct line_object *o, size_t *units)
 {
     if (units)
         *units = o->units ? unit_index_count(o->units) : 0;
-    return o->units && !o->inlines;
+    return o->units && !o->inlines && !o->index;
 }
 
 const char *line_object_inline_name(struct line_object *o, uint64_t link_vaddr, uint64_t lowest)
@@ -291,7 +318,13 @@ size_t line_object_call_pcs(struct line_object *o, uint64_t *out, size_t max)
 
 bool line_object_file_name(struct line_object *o, uint64_t line_offset, uint64_t file, char *buf, size_t len)
 {
-    return line_index_file_name(o->index, line_offset, file, buf, len);
+    bool known = false;
+    if (o->units) {
+        bool found = unit_index_file_name(o->units, line_offset, file, buf, len, &known);
+        if (known)
+            return found;
+    }
+    return line_index_file_name(line_object_index(o), line_offset, file, buf, len);
 }
 
 static size_t map_memory(const struct section_map *m) { return m ? section_map_memory(m) : 0; }
@@ -300,7 +333,7 @@ size_t line_object_memory(const struct line_object *o)
 {
     const struct die_maps *m = &o->maps;
     return sizeof(*o) + map_memory(o->line) + map_memory(o->line_str) + map_memory(o->str) +
-           line_index_memory(o->index) + (o->inlines ? inline_index_memory(o->inlines) : 0) +
+           (o->index ? line_index_memory(o->index) : 0) + (o->inlines ? inline_index_memory(o->inlines) : 0) +
            (o->units ? unit_index_memory(o->units) : 0) + map_memory(m->abbrev) + map_memory(m->str) +
            map_memory(m->str_offsets) + map_memory(m->addr) + map_memory(m->ranges) + map_memory(m->rnglists);
 }

@@ -1,4 +1,5 @@
-/* The function index (info_inline.h) one compilation unit at a time:
+/* The function index (info_inline.h) and the line index (line_index.h)
+ * one compilation unit at a time:
  * .debug_aranges tells which unit holds the code at an address, and only
  * that unit's DIEs are walked, the first time one of its addresses is
  * asked for.  Naming a few libc frames then reads a few of libc's ~1,900
@@ -10,12 +11,14 @@
 #ifndef MT_DWARF_UNIT_INDEX_H
 #define MT_DWARF_UNIT_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "shared/elf/elf_file.h"
 #include "target/dwarf/dwarf_sections.h"
 #include "target/dwarf/info_inline.h"
+#include "target/dwarf/line_index.h"
 
 /* Units indexed at most; past that the caller's whole-object index is
  * smaller than the units' indexes together would grow. */
@@ -35,6 +38,13 @@ void unit_index_close(struct unit_index *u);
  * UNIT_INDEX_MAX units are indexed already.  Valid until unit_index_close
  * (names handed out by it too). */
 const struct inline_index *unit_index_at(struct unit_index *u, uint64_t address);
+/* The line index of that unit's line program alone (line_index.h); NULL
+ * as above, or when the unit names no line program. */
+struct line_index *unit_index_lines_at(struct unit_index *u, uint64_t address);
+/* line_index_file_name for a line program of a unit indexed already;
+ * *known false when none of them has the program at line_offset. */
+bool unit_index_file_name(struct unit_index *u, uint64_t line_offset, uint64_t file, char *buf, size_t len,
+                          bool *known);
 
 size_t unit_index_count(const struct unit_index *u);
 /* Heap bytes held: the aranges, the .debug_info map, the units' indexes. */
