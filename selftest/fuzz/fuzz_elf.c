@@ -111,6 +111,14 @@ static void exercise_dwarf(struct elf_file *f)
             size_t n = line_object_inline_chain(o, a, 0, frames, 8);
             /* The units indexed on demand: call sites and jumps too. */
             struct inline_tail_call tails[8];
+            const char *cand[4];
+            size_t k = line_object_call_candidates(o, a, cand, 4);
+            fuzz_abort_unless(k <= 4 || k == SIZE_MAX);
+            for (size_t j = 0; j < n; j++) {
+                char file[256];
+                if (frames[j].line_offset != UINT32_MAX)
+                    line_object_file_name(o, frames[j].line_offset, frames[j].call_file, file, sizeof(file));
+            }
             const char *target = line_object_call_target(o, a, NULL);
             if (n)
                 line_object_tail_calls(o, frames[n - 1].name, tails, 8);

@@ -125,6 +125,19 @@ static size_t calls_at(const struct inline_index *idx, uint64_t return_pc, const
     return n;
 }
 
+size_t inline_index_calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets,
+                             size_t max)
+{
+    return calls_at(idx, return_pc, targets, max);
+}
+
+size_t inline_index_call_pcs(const struct inline_index *idx, uint64_t *out, size_t max)
+{
+    for (size_t i = 0; i < idx->call_count && i < max; i++)
+        out[i] = idx->call_base + idx->calls[i].pc_offset;
+    return idx->call_count;
+}
+
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail)
 {
     if (tail)

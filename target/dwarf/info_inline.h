@@ -55,6 +55,13 @@ size_t inline_index_chain(const struct inline_index *idx, uint64_t address, uint
  * and whether it is a tail call; NULL when there is no such site (or it
  * was not kept), more than one, or its target is not named. */
 const char *inline_index_call_target(const struct inline_index *idx, uint64_t return_pc, bool *tail);
+/* How many of the kept calls return to return_pc; their targets (up to
+ * max) in targets. */
+size_t inline_index_calls_at(const struct inline_index *idx, uint64_t return_pc, const char **targets,
+                             size_t max);
+/* The return addresses of the kept calls, ascending, repeats included
+ * (up to max); returns how many there are.  For tests. */
+size_t inline_index_call_pcs(const struct inline_index *idx, uint64_t *out, size_t max);
 /* The tail calls (jumps) that the function named caller makes: target
  * (NULL if not named) and the address after the jump.  Returns how many
  * were written (at most max). */

@@ -40,6 +40,17 @@ void info_stream_close(struct info_stream *s)
 
 bool info_stream_failed(const struct info_stream *s) { return s->failed; }
 
+void info_stream_seek(struct info_stream *s, uint64_t offset)
+{
+    s->pos = offset;
+    s->done = false;
+    s->failed = false;
+}
+
+void info_stream_park(struct info_stream *s) { section_map_park(s->map); }
+
+size_t info_stream_memory(const struct info_stream *s) { return sizeof(*s) + section_map_memory(s->map); }
+
 bool info_stream_next(struct info_stream *s, const uint8_t **data, size_t *size, uint64_t *offset)
 {
     if (s->done || s->failed)

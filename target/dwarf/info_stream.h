@@ -28,4 +28,12 @@ void info_stream_close(struct info_stream *s);
 bool info_stream_next(struct info_stream *s, const uint8_t **data, size_t *size, uint64_t *offset);
 bool info_stream_failed(const struct info_stream *s);
 
+/* Makes the unit at offset the next one (for a reader that finds units
+ * through .debug_aranges rather than in order).  A compressed section is
+ * inflated again from a checkpoint when offset lies behind. */
+void info_stream_seek(struct info_stream *s, uint64_t offset);
+/* Frees the inflate state until the next read (section_map_park). */
+void info_stream_park(struct info_stream *s);
+size_t info_stream_memory(const struct info_stream *s);
+
 #endif

@@ -530,6 +530,12 @@ bool line_index_lookup(struct line_index *idx, uint64_t address, struct line_loc
     return false;
 }
 
+bool line_index_has_unit(const struct line_index *idx, uint64_t line_offset)
+{
+    uint32_t unit;
+    return unit_of_offset(idx, line_offset, &unit) && idx->units[unit].line_offset == line_offset;
+}
+
 bool line_index_file_name(struct line_index *idx, uint64_t line_offset, uint64_t file, char *buf, size_t len)
 {
     uint32_t unit;

@@ -59,6 +59,9 @@ bool line_index_lookup(struct line_index *idx, uint64_t address, struct line_loc
  * DW_AT_call_file.  false when unknown. */
 bool line_index_file_name(struct line_index *idx, uint64_t line_offset, uint64_t file, char *buf, size_t len);
 
+/* Whether the index holds the line program at line_offset. */
+bool line_index_has_unit(const struct line_index *idx, uint64_t line_offset);
+
 size_t line_index_sequence_count(const struct line_index *idx);
 size_t line_index_unit_count(const struct line_index *idx);
 /* Heap bytes the index holds (for the memory budget). */

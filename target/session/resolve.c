@@ -100,6 +100,23 @@ static size_t tail_edges(void *ctx, const char *function, struct tail_edge *out,
     return n;
 }
 
+/* True when the call returning to return_pc called nothing known, or
+ * the callee itself: symbolizer_call_target answers NULL or one of the
+ * candidates, and either way tailcall_restore finds no frame.  Deciding
+ * it from the candidates spares indexing the caller module's call sites
+ * whole (libc's: most of a short trace's time) just to learn that. */
+static bool calls_only_callee(struct symbolizer *symc, uint64_t return_pc, struct callee *c)
+{
+    const char *cand[4];
+    size_t n = symbolizer_call_candidates(symc, return_pc, cand, sizeof(cand) / sizeof(cand[0]));
+    if (n > sizeof(cand) / sizeof(cand[0]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!is_callee(c, cand[i]))
+            return false;
+    return true;
+}
+
 /* Appends the frames tail calls removed between the physical frame just
  * resolved (at, in m) and its caller (caller_pc, a return address). */
 static void add_tail_frames(const struct object_space *space, struct object_place *m, uint64_t at,
@@ -110,8 +127,7 @@ static void add_tail_frames(const struct object_space *space, struct object_plac
     uint64_t ret = caller_pc & ~UNWIND_PC_EXACT;
     struct object_place *mc = space->find(space->map, ret - 1);
     struct symbolizer *symc = mc ? object_symbolizer(mc->obj) : NULL;
-    const char *called = symc ? symbolizer_call_target(symc, ret - mc->bias) : NULL;
-    if (!called)
+    if (!symc)
         return;
     struct callee c = { .space = space, .m = m, .dwarf = last.n ? last.chain[last.n - 1].function : NULL,
                         .near = { mc }, .nnear = 1 };
@@ -119,6 +135,11 @@ static void add_tail_frames(const struct object_space *space, struct object_plac
     uint64_t off;
     if (sym && (c.symbol = symtab_lookup(debug_object_symtab(symbolizer_object(sym)), at - m->bias, &off)))
         c.entry = at - off;
+    if (calls_only_callee(symc, ret - mc->bias, &c))
+        return;
+    const char *called = symbolizer_call_target(symc, ret - mc->bias);
+    if (!called)
+        return;
     struct tail_oracle o = { .edges = tail_edges, .is_callee = is_callee, .ctx = &c };
     struct tail_edge e[TAIL_CHAIN_MAX];
     unsigned n = tailcall_restore(called, &o, e, TAIL_CHAIN_MAX);

@@ -242,6 +242,12 @@ const char *symbolizer_call_target(struct symbolizer *s, uint64_t return_pc)
     return lines ? line_object_call_target(lines, return_pc, NULL) : NULL;
 }
 
+size_t symbolizer_call_candidates(struct symbolizer *s, uint64_t return_pc, const char **out, size_t max)
+{
+    struct line_object *lines = lines_of(s);
+    return lines ? line_object_call_candidates(lines, return_pc, out, max) : 0;
+}
+
 size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max)
 {
     struct line_object *lines = lines_of(s);

@@ -56,6 +56,10 @@ unsigned symbolizer_lookup_chain(struct symbolizer *s, uint64_t link_vaddr, stru
  * call returning to return_pc calls (NULL if unknown or ambiguous), and
  * the tail calls (jumps) the function named function makes. */
 const char *symbolizer_call_target(struct symbolizer *s, uint64_t return_pc);
+/* What symbolizer_call_target may answer (NULL or one of these), known
+ * without indexing the whole object's call sites; SIZE_MAX when only
+ * symbolizer_call_target can tell (line_object_call_candidates). */
+size_t symbolizer_call_candidates(struct symbolizer *s, uint64_t return_pc, const char **out, size_t max);
 size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max);
 struct debug_object *symbolizer_object(const struct symbolizer *s);
 

@@ -1,0 +1,244 @@
+/* Lines and function names one unit at a time (dwarf/unit_index.h)
+ * against the whole walk, on libc's real debug info: line_object_open_mode
+ * lazily and not, on the same file, must give the same file:line, the
+ * same inlined-call chains (with their call files) and, for call sites, a
+ * candidate set holding whatever the whole index answers, over many
+ * addresses of libc's code.  The lazy object must answer those inside
+ * functions without walking all of .debug_info or .debug_line.  Then
+ * eu-addr2line -f judges the innermost names of the lazy object (the
+ * outside oracle).  Exit 77 without libc6-dbg or eu-addr2line. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "selftest/unit/test.h"
+#include "shared/elf/elf_file.h"
+#include "shared/files/byte_source.h"
+#include "target/dwarf/line_object.h"
+#include "target/dwarf/unit_index.h"
+
+/* libc's build-id debug file, found through the note of libc itself. */
+static char *libc_debug_file(void)
+{
+    FILE *p = popen("readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/{print $3}'", "r");
+    char id[128] = "";
+    if (!p)
+        return NULL;
+    if (!fgets(id, sizeof(id), p))
+        id[0] = 0;
+    pclose(p);
+    id[strcspn(id, "\n")] = 0;
+    if (strlen(id) < 4)
+        return NULL;
+    char path[256];
+    snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+    return access(path, R_OK) == 0 ? strdup(path) : NULL;
+}
+
+static struct elf_file *open_elf(const char *path)
+{
+    char err[256];
+    struct byte_source *src = byte_source_open_file(path, err, sizeof(err));
+    return src ? elf_file_open(src, err, sizeof(err)) : NULL;
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+struct pair {
+    struct elf_file *lazy_elf, *whole_elf;
+    struct line_object *lazy, *whole;
+};
+
+static size_t reopened, fallbacks;
+
+/* A fresh lazy object when the last one nears its unit limit (past it the
+ * object walks everything, and the comparison would be of the whole index
+ * with itself) or had to walk everything. */
+static void keep_lazy(struct pair *p)
+{
+    size_t units;
+    if (p->lazy && line_object_lazy(p->lazy, &units) && units < UNIT_INDEX_MAX - 4)
+        return;
+    line_object_close(p->lazy);
+    p->lazy = line_object_open_mode(p->lazy_elf, true, true);
+    reopened++;
+}
+
+static bool same_location(struct line_object *a, struct line_object *b, uint64_t addr)
+{
+    struct line_location x, y;
+    memset(&x, 0, sizeof(x));
+    memset(&y, 0, sizeof(y));
+    bool fx = line_object_lookup(a, addr, &x), fy = line_object_lookup(b, addr, &y);
+    return fx == fy && (!fx || (strcmp(x.file, y.file) == 0 && x.line == y.line && x.column == y.column &&
+                                x.discriminator == y.discriminator));
+}
+
+static bool same_chain(struct line_object *a, struct line_object *b, uint64_t addr, uint64_t lowest)
+{
+    struct inline_frame x[32], y[32];
+    size_t nx = line_object_inline_chain(a, addr, lowest, x, 32);
+    size_t ny = line_object_inline_chain(b, addr, lowest, y, 32);
+    if (nx != ny)
+        return false;
+    for (size_t i = 0; i < nx; i++) {
+        if (strcmp(x[i].name, y[i].name) != 0 || x[i].inlined != y[i].inlined || x[i].call_line != y[i].call_line ||
+            x[i].call_file != y[i].call_file || x[i].line_offset != y[i].line_offset)
+            return false;
+        /* The call's file, as symbolize.c names it. */
+        char fx[LINE_PATH_MAX] = "", fy[LINE_PATH_MAX] = "";
+        if (x[i].line_offset != UINT32_MAX &&
+            (line_object_file_name(a, x[i].line_offset, x[i].call_file, fx, sizeof(fx)) !=
+                 line_object_file_name(b, y[i].line_offset, y[i].call_file, fy, sizeof(fy)) ||
+             strcmp(fx, fy) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The whole index's answer is NULL or one of the lazy candidates. */
+static bool candidates_cover(struct line_object *lazy, struct line_object *whole, uint64_t ret, size_t *decided)
+{
+    const char *cand[8];
+    size_t n = line_object_call_candidates(lazy, ret, cand, 8);
+    const char *target = line_object_call_target(whole, ret, NULL);
+    if (n == SIZE_MAX)
+        return true; /* the caller asks the whole index then */
+    (*decided)++;
+    if (!target)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cand[i], target) == 0)
+            return true;
+    return false;
+}
+
+/* Inside a function (the whole index has a chain there), the units must
+ * answer alone: the aranges cover every unit of libc.  Outside (padding
+ * between units), the lazy object walks everything, as it must to be
+ * sure; a few such addresses are tried, each on a fresh object. */
+static void compare(struct pair *p, uint64_t addr, size_t *checked, size_t *decided)
+{
+    keep_lazy(p);
+    CHECK(candidates_cover(p->lazy, p->whole, addr, decided), " call candidates miss the target at 0x%" PRIx64,
+          addr);
+    struct inline_frame fr[32];
+    bool inside = line_object_inline_chain(p->whole, addr, 0, fr, 32) > 0;
+    if (!inside && fallbacks >= 8)
+        return;
+    CHECK(same_location(p->lazy, p->whole, addr), " file:line differs at 0x%" PRIx64, addr);
+    uint64_t lowest = addr - rng() % 256;
+    CHECK(same_chain(p->lazy, p->whole, addr, 0), " inline chain differs at 0x%" PRIx64, addr);
+    CHECK(same_chain(p->lazy, p->whole, addr, lowest), " inline chain differs at 0x%" PRIx64 " above 0x%" PRIx64,
+          addr, lowest);
+    if (!inside)
+        fallbacks++;
+    else
+        CHECK(line_object_lazy(p->lazy, NULL), " 0x%" PRIx64 " (in a function) needed the whole walk", addr);
+    (*checked)++;
+}
+
+/* eu-addr2line -f's function name for each address, against the lazy
+ * object's innermost frame wherever DWARF names one. */
+static void check_oracle(const char *path, struct pair *p, const uint64_t *addr, size_t n)
+{
+    if (system("eu-addr2line --version >/dev/null 2>&1") != 0) {
+        printf("eu-addr2line missing: oracle not asked\n");
+        return;
+    }
+    size_t len = strlen(path) + 64 + n * 20, used;
+    char *cmd = malloc(len);
+    used = (size_t)snprintf(cmd, len, "eu-addr2line -f -e '%s'", path);
+    for (size_t i = 0; i < n; i++)
+        used += (size_t)snprintf(cmd + used, len - used, " 0x%" PRIx64, addr[i]);
+    FILE *f = popen(cmd, "r");
+    size_t agree = 0, named = 0;
+    for (size_t i = 0; f && i < n; i++) {
+        char fn[2048], loc[2048];
+        if (!fgets(fn, sizeof(fn), f) || !fgets(loc, sizeof(loc), f))
+            break;
+        fn[strcspn(fn, "\n")] = 0;
+        char *inlined_at = strstr(fn, " inlined at ");
+        if (inlined_at)
+            *inlined_at = 0;
+        keep_lazy(p);
+        struct inline_frame fr[32];
+        if (line_object_inline_chain(p->lazy, addr[i], 0, fr, 32) == 0)
+            continue;
+        named++;
+        if (strcmp(fr[0].name, fn) == 0)
+            agree++;
+        else
+            CHECK(false, " 0x%" PRIx64 ": eu-addr2line says %s, the lazy index %s", addr[i], fn, fr[0].name);
+    }
+    if (f)
+        pclose(f);
+    free(cmd);
+    printf("eu-addr2line -f: %zu of %zu named addresses agree\n", agree, named);
+    CHECK(named > 0 && agree == named);
+}
+
+int main(void)
+{
+    char *path = libc_debug_file();
+    if (!path) {
+        printf("libc6-dbg debug file not found: skipped\n");
+        return 77;
+    }
+    struct pair p = { open_elf(path), open_elf(path), NULL, NULL };
+    CHECK(p.lazy_elf && p.whole_elf);
+    if (!p.lazy_elf || !p.whole_elf)
+        return test_end("test_line_lazy");
+    p.whole = line_object_open_mode(p.whole_elf, true, false);
+    keep_lazy(&p);
+    CHECK(p.whole && p.lazy);
+    CHECK(line_object_lazy(p.lazy, NULL), " libc (DWARF 5, .debug_aranges) must be indexed unit by unit");
+    /* The debug file's .text is NOBITS: libc itself tells where it lies. */
+    struct elf_file *libc = open_elf("/lib/x86_64-linux-gnu/libc.so.6");
+    const struct elf_section *text = libc ? elf_file_find_section(libc, ".text") : NULL;
+    CHECK(text && text->size, " no .text in libc");
+    if (!p.whole || !p.lazy || !text)
+        return test_end("test_line_lazy");
+
+    size_t checked = 0, decided = 0;
+    /* Every call site's return address (and the call before it), where
+     * the candidates matter; then addresses anywhere in the code. */
+    size_t ncalls = line_object_call_pcs(p.whole, NULL, 0);
+    uint64_t *calls = calloc(ncalls ? ncalls : 1, sizeof(*calls));
+    line_object_call_pcs(p.whole, calls, ncalls);
+    size_t want = getenv("MT_LAZY_SAMPLES") ? (size_t)atol(getenv("MT_LAZY_SAMPLES")) : 1200;
+    for (size_t i = 0; i < ncalls && i < want; i++) {
+        uint64_t ret = calls[ncalls <= want ? i : rng() % ncalls];
+        compare(&p, ret, &checked, &decided);
+        compare(&p, ret - 1, &checked, &decided);
+    }
+    uint64_t oracle[300];
+    for (size_t i = 0; i < want; i++) {
+        uint64_t a = text->addr + rng() % text->size;
+        if (i < sizeof(oracle) / sizeof(oracle[0]))
+            oracle[i] = a;
+        compare(&p, a, &checked, &decided);
+    }
+    printf("%s: %zu addresses compared (%zu calls in libc, %zu answered from units alone), %zu lazy objects, "
+           "%zu outside functions\n", path, checked, ncalls, decided, reopened, fallbacks);
+    CHECK(decided > checked / 4, " the units decided too few call sites (%zu of %zu)", decided, checked);
+    check_oracle(path, &p, oracle, sizeof(oracle) / sizeof(oracle[0]));
+    free(calls);
+    elf_file_close(libc);
+    line_object_close(p.lazy);
+    line_object_close(p.whole);
+    elf_file_close(p.lazy_elf);
+    elf_file_close(p.whole_elf);
+    free(path);
+    return test_end("test_line_lazy");
+}

@@ -1,0 +1,152 @@
+/* The .debug_aranges reader of info_aranges.h (DWARF 2-5: the format has
+ * been version 2 throughout). */
+#include "target/dwarf/info_aranges.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "shared/files/cursor.h"
+#include "shared/xalloc.h"
+
+/* More tuples than this in one section is not real debug info (libc has
+ * about 5,000): refuse rather than grow without end. */
+#define ARANGES_MAX (1u << 22)
+
+static void push(struct aranges *a, size_t *cap, uint64_t lo, uint64_t hi, uint64_t cu)
+{
+    if (a->count == *cap) {
+        *cap = *cap ? *cap * 2 : 256;
+        a->ranges = xreallocarray(a->ranges, *cap, sizeof(*a->ranges));
+    }
+    a->ranges[a->count++] = (struct arange){ lo, hi, cu };
+}
+
+/* One set (header at c's position, limited to the set's length): its
+ * tuples are added only when the whole set reads cleanly. */
+static void parse_set(struct cursor *c, bool is64, struct aranges *a, size_t *cap, size_t set_start)
+{
+    uint16_t version = cursor_u16(c);
+    uint64_t cu = is64 ? cursor_u64(c) : cursor_u32(c);
+    uint8_t addr_size = cursor_u8(c);
+    uint8_t seg_size = cursor_u8(c);
+    if (!cursor_ok(c) || version != 2 || (addr_size != 4 && addr_size != 8) || seg_size != 0)
+        return;
+    /* Tuples start at a multiple of their own size from the set's start. */
+    size_t tuple = 2u * addr_size;
+    size_t into = c->pos - set_start;
+    if (into % tuple && !cursor_skip(c, tuple - into % tuple))
+        return;
+    size_t first = a->count;
+    while (cursor_left(c) >= tuple) {
+        uint64_t lo = cursor_uint(c, addr_size);
+        uint64_t len = cursor_uint(c, addr_size);
+        if (!cursor_ok(c))
+            break;
+        if (lo == 0 && len == 0)
+            return; /* the terminator: the set is complete */
+        if (a->count >= ARANGES_MAX) {
+            a->count = first;
+            return;
+        }
+        if (lo != 0 && len != 0 && len <= UINT64_MAX - lo)
+            push(a, cap, lo, lo + len, cu);
+    }
+    /* No terminator within the set's length: keep what was read (gas and
+     * gcc always terminate; a truncated set still says true things). */
+}
+
+static int cmp_range(const void *x, const void *y)
+{
+    const struct arange *a = x, *b = y;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi)
+        return a->hi < b->hi ? -1 : 1;
+    return (a->cu > b->cu) - (a->cu < b->cu);
+}
+
+/* Marks a table where two units' ranges overlap.  By induction over the
+ * sorted ranges: a range overlapping any earlier one of another unit
+ * either meets the running maximum's owner being another unit, or that
+ * owner itself overlapped the earlier one (and was caught then). */
+static void check_overlap(struct aranges *a)
+{
+    uint64_t max_hi = 0, max_cu = 0;
+    for (size_t i = 0; i < a->count; i++) {
+        const struct arange *r = &a->ranges[i];
+        if (i && r->lo < max_hi && r->cu != max_cu) {
+            a->overlap = true;
+            return;
+        }
+        if (!i || r->hi > max_hi) {
+            max_hi = r->hi;
+            max_cu = r->cu;
+        }
+    }
+}
+
+bool aranges_parse(const struct dwarf_span *s, bool big_endian, struct aranges *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s->data || !s->size)
+        return false;
+    size_t cap = 0;
+    struct cursor c;
+    cursor_init(&c, s->data, s->size, big_endian);
+    while (cursor_left(&c) >= 4) {
+        size_t start = c.pos;
+        bool is64;
+        uint64_t length = cursor_initial_length(&c, &is64);
+        size_t saved;
+        if (!cursor_ok(&c) || length == 0 || !cursor_limit(&c, length, &saved))
+            break; /* a length past the end: nothing after it can be found */
+        size_t next = c.pos + (size_t)length;
+        parse_set(&c, is64, out, &cap, start);
+        cursor_restore_end(&c, saved);
+        c.error = false;
+        if (!cursor_seek(&c, next))
+            break;
+    }
+    if (!out->count) {
+        aranges_free(out);
+        return false;
+    }
+    qsort(out->ranges, out->count, sizeof(*out->ranges), cmp_range);
+    out->ranges = xreallocarray(out->ranges, out->count, sizeof(*out->ranges));
+    check_overlap(out);
+    return true;
+}
+
+void aranges_free(struct aranges *a)
+{
+    free(a->ranges);
+    memset(a, 0, sizeof(*a));
+}
+
+bool aranges_find(const struct aranges *a, uint64_t address, uint64_t *cu)
+{
+    /* The last range starting at or below address; with no overlap
+     * between units, the only unit that can cover it. */
+    size_t l = 0, u = a->count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (a->ranges[m].lo <= address)
+            l = m + 1;
+        else
+            u = m;
+    }
+    /* Ranges of one unit may nest or repeat: look back while they could
+     * still reach address (they are few). */
+    for (size_t i = l; i-- > 0;) {
+        const struct arange *r = &a->ranges[i];
+        if (address < r->hi) {
+            *cu = r->cu;
+            return true;
+        }
+        if (l - i > 64)
+            break;
+    }
+    return false;
+}
+
+size_t aranges_memory(const struct aranges *a) { return a->count * sizeof(*a->ranges); }
