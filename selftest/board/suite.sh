@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak rss sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -70,6 +70,40 @@ send leak.vg /tmp/leak.vg
 send leak.json /tmp/leak.json
 send leak_ptrace.json /tmp/leak_ptrace.json
 send leak.err /tmp/leak.err
+fi
+
+# Where the RSS went: rss_parts paused at its three stops under memtrace's
+# console (-C, stdin a fifo), `report -j` at each; the program's stop line
+# has the kernel's smaps_rollup Rss, read by the program itself at the
+# pause.  Under each engine.
+# wait_line FILE REGEX: up to 60 s for a line in FILE
+wait_line() {
+    n=0
+    while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+}
+if want rss; then
+echo "@@PHASE rss $(date +%s)"
+for e in agent ptrace; do
+    d=/tmp/rss_ctl_$e
+    mkdir -p $d
+    mkfifo /tmp/rss_$e.fifo
+    t0=$(up)
+    $MT -q -C --engine=$e -j -o /tmp/rss_${e}_end.json $P/rss_parts $d </tmp/rss_$e.fifo >/tmp/rss_$e.out 2>/tmp/rss_$e.err &
+    m=$!
+    exec 4>/tmp/rss_$e.fifo
+    for s in 1 2 3; do
+        wait_line /tmp/rss_$e.out "^stop $s "
+        echo "report -j > /tmp/rss_${e}_$s.json" >&4
+        wait_line /tmp/rss_$e.out "^report written to /tmp/rss_${e}_$s.json"
+        touch $d/go$s
+    done
+    exec 4>&-
+    wait $m
+    echo "@@RC rss_$e memtrace=$? seconds=$t0,$(up)"
+    for f in rss_$e.out rss_$e.err rss_${e}_1.json rss_${e}_2.json rss_${e}_3.json rss_${e}_end.json; do
+        [ -f /tmp/$f ] && send $f /tmp/$f
+    done
+done
 fi
 
 # SIGTERM to memtrace while it traces a busy multi-threaded program: the

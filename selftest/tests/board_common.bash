@@ -12,6 +12,10 @@
 #   status    every traced program keeps its exit status and its output
 #             (also exit status 7, and 139 for a SIGSEGV death)
 #   leak      memtrace -a equal to valgrind --leak-check=full (leak_kinds)
+#   rss       the MEMORY section (where the RSS went) of `report -j` at
+#             rss_parts' three pauses, by each engine: the parts add up to
+#             the kernel's smaps_rollup Rss, read by the program itself at
+#             the pause, within one page per mapping
 #   sigterm   SIGTERM to memtrace mid-trace of a busy 4-thread program: the
 #             program runs on to the checksum of an untraced run
 #   stacks    every gdb backtrace at malloc/calloc/new is one of memtrace's
@@ -70,6 +74,7 @@ board_build() {
         "${cc[@]}" intercept_cxx "$s/intercept_cxx.cpp" -std=gnu++17 -fsized-deallocation -O0 -g $cflags &&
         "${cc[@]}" intercept_memalign "$s/intercept_memalign.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" leak_kinds "$s/leak_kinds.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" rss_parts "$s/rss_parts.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" rely_ticker "$s/rely_ticker.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" proc_fork "$s/proc_fork.c" -std=gnu11 -O0 -g $cflags &&
@@ -220,7 +225,7 @@ board_step() {
 
 # BOARD_PHASES: the phases of the suite to run (all by default; fewer only
 # to debug one).
-BOARD_PHASES=${BOARD_PHASES:-heap leak sigterm stacks net agent}
+BOARD_PHASES=${BOARD_PHASES:-heap leak rss sigterm stacks net agent}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=()
@@ -269,6 +274,7 @@ board_judge() {
         check "cxx releases" $((1 - $?)) "no invalid or mismatched release reported on intercept_cxx"
     fi
     phase leak && board_judge_leak "$g"
+    phase rss && board_judge_rss "$g"
     phase sigterm && board_judge_sigterm "$g"
     phase stacks && board_judge_stacks "$g"
     phase net && board_judge_net "$g"
@@ -290,6 +296,40 @@ board_judge_leak() {
         mt=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$json" 2>&1)
         [ "$(echo "$vg" | cut -d' ' -f1-8)" = "$(echo "$mt" | cut -d' ' -f1-8)" ] && [ "$(echo "$vg" | cut -d' ' -f1)" != 0 ]
         check "leak ($e engine)" $? "valgrind $vg | memtrace $mt (definite indirect possible reachable: bytes blocks)"
+    done
+}
+
+# Each stop's MEMORY parts against the smaps_rollup Rss the program read
+# at that pause (the kernel's figure, not memtrace's), within a page per
+# mapping; the final report's engine is the one asked for.
+board_judge_rss() {
+    local g=$1 e res
+    for e in agent ptrace; do
+        res=$(python3 - "$g" "$e" <<'PY' 2>&1
+import json, sys
+g, e = sys.argv[1], sys.argv[2]
+lines = {}
+for l in open('%s/rss_%s.out' % (g, e)):
+    w = l.split()
+    if len(w) > 2 and w[0] == 'stop':
+        lines[int(w[1])] = {k: int(v) for k, v in (kv.split('=') for kv in w[2:])}
+engine = json.load(open('%s/rss_%s_end.json' % (g, e)))['engine']
+print('engine %s:' % engine, end=' ')
+bad = [] if engine == e else ['engine']
+for n in (1, 2, 3):
+    rep = json.load(open('%s/rss_%s_%d.json' % (g, e, n)))
+    mem, prog = rep['memory'], lines[n]
+    parts = sum(v['bytes'] for v in mem['parts'].values())
+    ok = (prog['rollup'] > 0 and parts == mem['rss']
+          and abs(parts - prog['rollup']) <= prog['page'] * mem['mappings'])
+    print('stop %d: parts %d (rss %d) smaps_rollup %d, %d mappings%s'
+          % (n, parts, mem['rss'], prog['rollup'], mem['mappings'], '' if ok else ' FAIL'), end='; ')
+    if not ok:
+        bad.append(n)
+sys.exit(1 if bad else 0)
+PY
+)
+        check "rss ($e engine)" $? "rss_parts: $res exit $(rc_of rss_$e memtrace), seconds $(rc_of rss_$e seconds)"
     done
 }
 
