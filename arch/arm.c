@@ -252,6 +252,10 @@ struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t i
  * r3) is ARM-state code, but armhf compilers build Thumb-2 by default,
  * where the same assembly is other bytes; both encodings and a
  * breakpoint of each width are to be done.  Requests stay no-ops. */
-const struct arch_client_request *arch_client_request(void) { return NULL; }
+const struct arch_client_request *arch_client_request(unsigned i)
+{
+    (void)i;
+    return NULL;
+}
 
 uint64_t arch_client_request_block(const struct arch_regs *regs) { return (uint32_t)regs->user.uregs[4]; }
