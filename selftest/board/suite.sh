@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak rss sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak rss heaps sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -104,6 +104,41 @@ for e in agent ptrace; do
         [ -f /tmp/$f ] && send $f /tmp/$f
     done
 done
+fi
+
+# Valgrind's client requests (docs/custom-heaps.md): heaps_arena and
+# heaps_pool under memcheck here (the oracle, on this kernel; its stdout
+# says RUNNING_ON_VALGRIND is 1 there), untraced, and memtrace -a under
+# each engine.
+if want heaps; then
+echo "@@PHASE heaps $(date +%s)"
+for c in "arena_leak heaps_arena leak" "pool heaps_pool" "pool_meta heaps_pool meta" "arena_misuse heaps_arena misuse"; do
+    set -- $c
+    name=hp_$1 prog=$P/$2
+    shift 2
+    t0=$(up)
+    valgrind --leak-check=full --run-libc-freeres=no --read-inline-info=no \
+        --log-file=/tmp/$name.vg "$prog" "$@" >/tmp/$name.vgout 2>/dev/null
+    "$prog" "$@" >/tmp/$name.plain 2>&1
+    echo "@@RC $name plain=$?"
+    t1=$(up)
+    for e in agent ptrace; do
+        $MT -q -a -j --engine=$e -o /tmp/${name}_$e.json "$prog" "$@" >/tmp/${name}_$e.out 2>/tmp/${name}_$e.err
+        echo "@@RC ${name}_$e memtrace=$? seconds=$t1,$(up)"
+        for f in ${name}_$e.json ${name}_$e.out ${name}_$e.err; do send $f /tmp/$f; done
+    done
+    echo "@@RC ${name}_vg seconds=$t0,$t1"
+    for f in $name.vg $name.vgout $name.plain; do send $f /tmp/$f; done
+done
+# armhf: the arena built in ARM state (memcheck's figures: the Thumb-2 build's)
+if [ -x $P/heaps_arena_arm ]; then
+    for e in agent ptrace; do
+        n=hp_arena_arm_$e
+        $MT -q -a -j --engine=$e -o /tmp/$n.json $P/heaps_arena_arm leak >/tmp/$n.out 2>/tmp/$n.err
+        echo "@@RC $n memtrace=$?"
+        for f in $n.json $n.out $n.err; do send $f /tmp/$f; done
+    done
+fi
 fi
 
 # SIGTERM to memtrace while it traces a busy multi-threaded program: the
