@@ -171,12 +171,12 @@ static const uint8_t client_request_code[] = {
     0x8c, 0xf5, 0xcc, 0x93, 0x4a, 0x01, 0x0a, 0xaa,
 };
 
-const struct arch_client_request *arch_client_request(void)
+const struct arch_client_request *arch_client_request(unsigned i)
 {
     static const struct arch_client_request cr = {
-        client_request_code, sizeof(client_request_code), 16, 4, 8,
+        client_request_code, sizeof(client_request_code), 16, 4, 8, 4, 0,
     };
-    return &cr;
+    return i == 0 ? &cr : NULL;
 }
 
 uint64_t arch_client_request_block(const struct arch_regs *regs) { return regs->user.regs[4]; }

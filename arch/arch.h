@@ -190,9 +190,13 @@ struct arch_client_request {
     unsigned insn_off;      /* where the request instruction starts */
     unsigned insn_len;
     unsigned word;          /* bytes per word of the argument block */
+    unsigned align;         /* a sequence starts at a multiple of this */
+    unsigned code_bit;      /* ORed into a site's address (arm: 1, Thumb) */
 };
-/* This CPU's sequence, or NULL where it is not handled (arm: see arm.c). */
-const struct arch_client_request *arch_client_request(void);
+/* This CPU's sequence number i (one per instruction set: arm has ARM and
+ * Thumb-2), NULL past the last one.  Every sequence of a CPU has the same
+ * argument block (word). */
+const struct arch_client_request *arch_client_request(unsigned i);
 /* The address of the argument block, at the request instruction. */
 uint64_t arch_client_request_block(const struct arch_regs *regs);
 

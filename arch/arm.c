@@ -247,11 +247,30 @@ struct displace_plan arch_displace(const uint8_t *insn, size_t avail, uint64_t i
 
 #endif
 
-/* Not handled yet on arm: valgrind.h's sequence (mov r12, r12, ror #3,
- * #13, #29, #19, then orr r10, r10, r10; the block at r4, the result in
- * r3) is ARM-state code, but armhf compilers build Thumb-2 by default,
- * where the same assembly is other bytes; both encodings and a
- * breakpoint of each width are to be done.  Requests stay no-ops. */
-const struct arch_client_request *arch_client_request(void) { return NULL; }
+/* valgrind.h's sequence, mov r12, r12, ror #3, #13, #29, #19 then
+ * orr r10, r10, r10 (the block at r4, the result in r3), is written as
+ * ARM assembly, but a Thumb-2 build (armhf's default) assembles the same
+ * text as 32-bit Thumb-2 instructions (ror.w, orr.w), which valgrind's
+ * Thumb decoder recognises too.  Both: an ARM site gets an ARM trap, a
+ * Thumb site (bit 0 of its address) a 32-bit Thumb trap, and the PC moves
+ * 4 bytes on in the same state.  Little-endian words; a Thumb-2
+ * instruction is its two halfwords in order. */
+static const uint8_t client_request_arm[] = {
+    0xec, 0xc1, 0xa0, 0xe1, 0xec, 0xc6, 0xa0, 0xe1, 0xec, 0xce, 0xa0, 0xe1,
+    0xec, 0xc9, 0xa0, 0xe1, 0x0a, 0xa0, 0x8a, 0xe1,
+};
+static const uint8_t client_request_thumb[] = {
+    0x4f, 0xea, 0xfc, 0x0c, 0x4f, 0xea, 0x7c, 0x3c, 0x4f, 0xea, 0x7c, 0x7c,
+    0x4f, 0xea, 0xfc, 0x4c, 0x4a, 0xea, 0x0a, 0x0a,
+};
+
+const struct arch_client_request *arch_client_request(unsigned i)
+{
+    static const struct arch_client_request cr[] = {
+        {client_request_arm, sizeof(client_request_arm), 16, 4, 4, 4, 0},
+        {client_request_thumb, sizeof(client_request_thumb), 16, 4, 4, 2, 1},
+    };
+    return i < sizeof(cr) / sizeof(cr[0]) ? &cr[i] : NULL;
+}
 
 uint64_t arch_client_request_block(const struct arch_regs *regs) { return (uint32_t)regs->user.uregs[4]; }

@@ -185,12 +185,12 @@ static const uint8_t client_request_code[] = {
     0xc1, 0xc7, 0x03, 0xc1, 0xc7, 0x0d, 0xc1, 0xc7, 0x1d, 0xc1, 0xc7, 0x13, 0x87, 0xdb,
 };
 
-const struct arch_client_request *arch_client_request(void)
+const struct arch_client_request *arch_client_request(unsigned i)
 {
     static const struct arch_client_request cr = {
-        client_request_code, sizeof(client_request_code), 12, 2, 4,
+        client_request_code, sizeof(client_request_code), 12, 2, 4, 1, 0,
     };
-    return &cr;
+    return i == 0 ? &cr : NULL;
 }
 
 uint64_t arch_client_request_block(const struct arch_regs *regs) { return word(regs->user.eax); }

@@ -208,12 +208,12 @@ static const uint8_t client_request_code[] = {
     0x48, 0xc1, 0xc7, 0x33, 0x48, 0x87, 0xdb,
 };
 
-const struct arch_client_request *arch_client_request(void)
+const struct arch_client_request *arch_client_request(unsigned i)
 {
     static const struct arch_client_request cr = {
-        client_request_code, sizeof(client_request_code), 16, 3, 8,
+        client_request_code, sizeof(client_request_code), 16, 3, 8, 1, 0,
     };
-    return &cr;
+    return i == 0 ? &cr : NULL;
 }
 
 uint64_t arch_client_request_block(const struct arch_regs *regs) { return regs->user.rax; }

@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak rss heaps sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -70,6 +70,75 @@ send leak.vg /tmp/leak.vg
 send leak.json /tmp/leak.json
 send leak_ptrace.json /tmp/leak_ptrace.json
 send leak.err /tmp/leak.err
+fi
+
+# Where the RSS went: rss_parts paused at its three stops under memtrace's
+# console (-C, stdin a fifo), `report -j` at each; the program's stop line
+# has the kernel's smaps_rollup Rss, read by the program itself at the
+# pause.  Under each engine.
+# wait_line FILE REGEX: up to 60 s for a line in FILE
+wait_line() {
+    n=0
+    while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+}
+if want rss; then
+echo "@@PHASE rss $(date +%s)"
+for e in agent ptrace; do
+    d=/tmp/rss_ctl_$e
+    mkdir -p $d
+    mkfifo /tmp/rss_$e.fifo
+    t0=$(up)
+    $MT -q -C --engine=$e -j -o /tmp/rss_${e}_end.json $P/rss_parts $d </tmp/rss_$e.fifo >/tmp/rss_$e.out 2>/tmp/rss_$e.err &
+    m=$!
+    exec 4>/tmp/rss_$e.fifo
+    for s in 1 2 3; do
+        wait_line /tmp/rss_$e.out "^stop $s "
+        echo "report -j > /tmp/rss_${e}_$s.json" >&4
+        wait_line /tmp/rss_$e.out "^report written to /tmp/rss_${e}_$s.json"
+        touch $d/go$s
+    done
+    exec 4>&-
+    wait $m
+    echo "@@RC rss_$e memtrace=$? seconds=$t0,$(up)"
+    for f in rss_$e.out rss_$e.err rss_${e}_1.json rss_${e}_2.json rss_${e}_3.json rss_${e}_end.json; do
+        [ -f /tmp/$f ] && send $f /tmp/$f
+    done
+done
+fi
+
+# Valgrind's client requests (docs/custom-heaps.md): heaps_arena and
+# heaps_pool under memcheck here (the oracle, on this kernel; its stdout
+# says RUNNING_ON_VALGRIND is 1 there), untraced, and memtrace -a under
+# each engine.
+if want heaps; then
+echo "@@PHASE heaps $(date +%s)"
+for c in "arena_leak heaps_arena leak" "pool heaps_pool" "pool_meta heaps_pool meta" "arena_misuse heaps_arena misuse"; do
+    set -- $c
+    name=hp_$1 prog=$P/$2
+    shift 2
+    t0=$(up)
+    valgrind --leak-check=full --run-libc-freeres=no --read-inline-info=no \
+        --log-file=/tmp/$name.vg "$prog" "$@" >/tmp/$name.vgout 2>/dev/null
+    "$prog" "$@" >/tmp/$name.plain 2>&1
+    echo "@@RC $name plain=$?"
+    t1=$(up)
+    for e in agent ptrace; do
+        $MT -q -a -j --engine=$e -o /tmp/${name}_$e.json "$prog" "$@" >/tmp/${name}_$e.out 2>/tmp/${name}_$e.err
+        echo "@@RC ${name}_$e memtrace=$? seconds=$t1,$(up)"
+        for f in ${name}_$e.json ${name}_$e.out ${name}_$e.err; do send $f /tmp/$f; done
+    done
+    echo "@@RC ${name}_vg seconds=$t0,$t1"
+    for f in $name.vg $name.vgout $name.plain; do send $f /tmp/$f; done
+done
+# armhf: the arena built in ARM state (memcheck's figures: the Thumb-2 build's)
+if [ -x $P/heaps_arena_arm ]; then
+    for e in agent ptrace; do
+        n=hp_arena_arm_$e
+        $MT -q -a -j --engine=$e -o /tmp/$n.json $P/heaps_arena_arm leak >/tmp/$n.out 2>/tmp/$n.err
+        echo "@@RC $n memtrace=$?"
+        for f in $n.json $n.out $n.err; do send $f /tmp/$f; done
+    done
+fi
 fi
 
 # SIGTERM to memtrace while it traces a busy multi-threaded program: the

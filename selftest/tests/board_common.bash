@@ -12,6 +12,16 @@
 #   status    every traced program keeps its exit status and its output
 #             (also exit status 7, and 139 for a SIGSEGV death)
 #   leak      memtrace -a equal to valgrind --leak-check=full (leak_kinds)
+#   rss       the MEMORY section (where the RSS went) of `report -j` at
+#             rss_parts' three pauses, by each engine: the parts add up to
+#             the kernel's smaps_rollup Rss, read by the program itself at
+#             the pause, within one page per mapping
+#   heaps     valgrind's client requests (an annotated arena, mempools with
+#             and without METAPOOL|AUTO_FREE): memtrace -a's HEAP SUMMARY
+#             and LEAK SUMMARY equal to memcheck's (valgrind:ARCH in the
+#             guest, which must see RUNNING_ON_VALGRIND as 1), its misuse
+#             errors memcheck's, by both engines; RUNNING_ON_VALGRIND stays
+#             0 and the output is the untraced one
 #   sigterm   SIGTERM to memtrace mid-trace of a busy 4-thread program: the
 #             program runs on to the checksum of an untraced run
 #   stacks    every gdb backtrace at malloc/calloc/new is one of memtrace's
@@ -64,12 +74,21 @@ board_build() {
     mkdir -p "$P"
     cd "$P" || fail "cd $P"
     local cc=(board_cc "$BOARD_ARCH")
+    # valgrind.h (header-only) of the board's own valgrind package: its
+    # client-request sequences are the ones the guest's memcheck knows.
+    local vgh=${BOARD_CACHE:-$MT_ROOT/build-board/$BOARD_ARCH}/root/usr/include/valgrind
+    [ -f "$vgh/valgrind.h" ] || fail "no valgrind.h in the board's valgrind package ($vgh)"
+    mkdir -p "$MT_TMP/vginc"
+    ln -sfn "$vgh" "$MT_TMP/vginc/valgrind"
     # shellcheck disable=SC2086
     {
         "${cc[@]}" allocbench "$MT_ROOT/bench/allocbench.c" -O2 -g $cflags &&
         "${cc[@]}" intercept_cxx "$s/intercept_cxx.cpp" -std=gnu++17 -fsized-deallocation -O0 -g $cflags &&
         "${cc[@]}" intercept_memalign "$s/intercept_memalign.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" leak_kinds "$s/leak_kinds.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" rss_parts "$s/rss_parts.c" -std=gnu11 -O0 -g $cflags &&
+        "${cc[@]}" heaps_arena "$s/heaps_arena.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" $cflags &&
+        "${cc[@]}" heaps_pool "$s/heaps_pool.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" $cflags &&
         "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" rely_ticker "$s/rely_ticker.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" proc_fork "$s/proc_fork.c" -std=gnu11 -O0 -g $cflags &&
@@ -83,6 +102,12 @@ board_build() {
         "${cc[@]}" stacks_threads "$d/stacks_threads.c" -g -O2 -fomit-frame-pointer $cflags &&
         "${cc[@]}" stacks_libc "$d/stacks_libc.c" -g -O2 $cflags
     } >"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the test programs failed"; }
+    # armhf: the arena also in ARM state, whose request sequence has other
+    # bytes than Thumb-2's (arch/arm.c)
+    if [ "$BOARD_ARCH" = arm ]; then
+        "${cc[@]}" heaps_arena_arm "$s/heaps_arena.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" -marm \
+            >>"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building heaps_arena -marm failed"; }
+    fi
     llvm-objcopy --strip-all demo demo.stripped || fail "strip demo"
     # The host's sysroot for memtrace-fs: the stripped demo where the guest
     # has it, its debug file by build-id.
@@ -220,7 +245,7 @@ board_step() {
 
 # BOARD_PHASES: the phases of the suite to run (all by default; fewer only
 # to debug one).
-BOARD_PHASES=${BOARD_PHASES:-heap leak sigterm stacks net agent}
+BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps sigterm stacks net agent}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=()
@@ -269,6 +294,8 @@ board_judge() {
         check "cxx releases" $((1 - $?)) "no invalid or mismatched release reported on intercept_cxx"
     fi
     phase leak && board_judge_leak "$g"
+    phase rss && board_judge_rss "$g"
+    phase heaps && board_judge_heaps "$g"
     phase sigterm && board_judge_sigterm "$g"
     phase stacks && board_judge_stacks "$g"
     phase net && board_judge_net "$g"
@@ -290,6 +317,93 @@ board_judge_leak() {
         mt=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$json" 2>&1)
         [ "$(echo "$vg" | cut -d' ' -f1-8)" = "$(echo "$mt" | cut -d' ' -f1-8)" ] && [ "$(echo "$vg" | cut -d' ' -f1)" != 0 ]
         check "leak ($e engine)" $? "valgrind $vg | memtrace $mt (definite indirect possible reachable: bytes blocks)"
+    done
+}
+
+# Each stop's MEMORY parts against the smaps_rollup Rss the program read
+# at that pause (the kernel's figure, not memtrace's), within a page per
+# mapping; the final report's engine is the one asked for.
+board_judge_rss() {
+    local g=$1 e res
+    for e in agent ptrace; do
+        res=$(python3 - "$g" "$e" <<'PY' 2>&1
+import json, sys
+g, e = sys.argv[1], sys.argv[2]
+lines = {}
+for l in open('%s/rss_%s.out' % (g, e)):
+    w = l.split()
+    if len(w) > 2 and w[0] == 'stop':
+        lines[int(w[1])] = {k: int(v) for k, v in (kv.split('=') for kv in w[2:])}
+engine = json.load(open('%s/rss_%s_end.json' % (g, e)))['engine']
+print('engine %s:' % engine, end=' ')
+bad = [] if engine == e else ['engine']
+for n in (1, 2, 3):
+    rep = json.load(open('%s/rss_%s_%d.json' % (g, e, n)))
+    mem, prog = rep['memory'], lines[n]
+    parts = sum(v['bytes'] for v in mem['parts'].values())
+    ok = (prog['rollup'] > 0 and parts == mem['rss']
+          and abs(parts - prog['rollup']) <= prog['page'] * mem['mappings'])
+    print('stop %d: parts %d (rss %d) smaps_rollup %d, %d mappings%s'
+          % (n, parts, mem['rss'], prog['rollup'], mem['mappings'], '' if ok else ' FAIL'), end='; ')
+    if not ok:
+        bad.append(n)
+sys.exit(1 if bad else 0)
+PY
+)
+        check "rss ($e engine)" $? "rss_parts: $res exit $(rc_of rss_$e memtrace), seconds $(rc_of rss_$e seconds)"
+    done
+}
+
+# Client requests: memcheck in the guest is the oracle (it must have seen
+# the requests: RUNNING_ON_VALGRIND 1 under it); memtrace's figures and
+# errors by each engine against its, the traced output the untraced one.
+board_judge_heaps() {
+    local g=$1 c e vgh vgl mth mtl
+    for c in arena_leak pool pool_meta arena_misuse; do
+        local n=hp_$c
+        grep -q 'running on valgrind: 1' "$g/$n.vgout"
+        check "heaps $c oracle" $? "under valgrind the program says [$(grep -m1 'running on valgrind' "$g/$n.vgout")] (seconds $(rc_of ${n}_vg seconds))"
+        if [ $c != arena_misuse ]; then
+            vgh=$(valgrind_log_figures "$g/$n.vg" 2>&1)
+            vgl=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_text "$g/$n.vg" 2>&1)
+        else
+            vgh=$(grep -oE '(Invalid free|Mismatched free)' "$g/$n.vg" | tr '\n' ' ')
+        fi
+        for e in agent ptrace; do
+            local eng same=1
+            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/${n}_$e.json" 2>&1)
+            grep -q 'running on valgrind: 0' "$g/$n.plain" && cmp -s "$g/$n.plain" "$g/${n}_$e.out" &&
+                [ "$(rc_of ${n}_$e memtrace)" = 0 ] && [ "$(rc_of $n plain)" = 0 ] && [ "$eng" = $e ] && same=0
+            if [ $c != arena_misuse ]; then
+                mth=$(memtrace_json_figures "$g/${n}_$e.json" 2>&1)
+                mtl=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$g/${n}_$e.json" 2>&1)
+                [ "$vgh" = "$mth" ] && [ "$vgl" = "$mtl" ] && [ $same = 0 ]
+                check "heaps $c ($e engine)" $? "heap: valgrind $vgh | memtrace $mth; leaks: valgrind $vgl | memtrace $mtl; engine $eng, exit $(rc_of ${n}_$e memtrace), output $( [ $same = 0 ] && echo 'the untraced one' || echo differs) ($(rc_of ${n}_$e seconds))"
+            else
+                mth=$(grep -oE '(Invalid free|Mismatched free)' "$g/${n}_$e.err" | tr '\n' ' ')
+                local site=no
+                grep -q 'VALGRIND_FREELIKE_BLOCK\|arena_free' "$g/${n}_$e.err" && site=yes
+                [ -n "$vgh" ] && [ "$vgh" = "$mth" ] && [ $same = 0 ] && [ $site = yes ]
+                check "heaps $c ($e engine)" $? "errors: valgrind [$vgh] memtrace [$mth], a request site named: $site; engine $eng, output $( [ $same = 0 ] && echo 'the untraced one' || echo differs)"
+            fi
+            [ "$(rc_of ${n}_$e memtrace)" = 0 ] || head -n 5 "$g/${n}_$e.err"
+        done
+    done
+    [ "$BOARD_ARCH" = arm ] || return 0
+    # The arena in ARM state (its requests are ARM code: objdump says so)
+    # against memcheck's figures of the Thumb-2 build above: the same
+    # source, the same allocations, in the other instruction set.
+    local arm_insns
+    arm_insns=$(llvm-objdump -d "$P/heaps_arena_arm" 2>/dev/null | grep -c '0a a0 8a e1[[:space:]]*orr[[:space:]]*r10, r10, r10$')
+    vgh=$(valgrind_log_figures "$g/hp_arena_leak.vg" 2>&1)
+    vgl=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_text "$g/hp_arena_leak.vg" 2>&1)
+    for e in agent ptrace; do
+        local n=hp_arena_arm_$e
+        mth=$(memtrace_json_figures "$g/$n.json" 2>&1)
+        mtl=$(. "$MT_ROOT/selftest/tests/leak_common.bash"; leak_summary_of_json "$g/$n.json" 2>&1)
+        [ "$arm_insns" -gt 0 ] && [ "$vgh" = "$mth" ] && [ "$vgl" = "$mtl" ] &&
+            grep -q 'running on valgrind: 0' "$g/$n.out" && [ "$(rc_of $n memtrace)" = 0 ]
+        check "heaps arena in ARM state ($e engine)" $? "$arm_insns ARM-state request instructions; heap: valgrind (Thumb-2 build) $vgh | memtrace $mth; leaks: valgrind $vgl | memtrace $mtl; $(grep -m1 'running on valgrind' "$g/$n.out")"
     done
 }
 

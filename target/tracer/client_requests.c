@@ -27,40 +27,49 @@ static void place_site(struct tracee *t, struct module *m, uint64_t addr,
     /* the request instruction does nothing on a CPU: stepping over it is
      * moving the PC (a vfork child's skip, calls.c) */
     bp->plan.kind = DISPLACE_EMULATE;
-    bp->plan.new_pc = addr + cr->insn_len;
+    bp->plan.new_pc = addr + cr->insn_len; /* in the same state (arm: bit 0) */
     bp->module_start = m->start;
     if (bp_insert(t, bp) < 0)
         mt_warn("%s: cannot place a breakpoint on the client request at %#llx", m->path,
                 (unsigned long long)addr);
 }
 
-/* The sites of [lo, hi), read in chunks that overlap by a sequence's
- * length less one, so that none is cut in two. */
+/* The sites of [lo, hi) for every sequence of the CPU, read in chunks
+ * that overlap by the longest sequence's length less one, so that none is
+ * cut in two. */
 static unsigned scan_range(struct tracee *t, struct module *m, uint64_t lo, uint64_t hi,
-                           const struct arch_client_request *cr, uint8_t *buf)
+                           uint8_t *buf)
 {
+    const struct arch_client_request *cr;
+    size_t longest = 0;
+    for (unsigned k = 0; (cr = arch_client_request(k)); k++)
+        longest = cr->len > longest ? cr->len : longest;
     unsigned found = 0;
     for (uint64_t at = lo; at < hi;) {
         size_t want = hi - at < SCAN_CHUNK ? (size_t)(hi - at) : SCAN_CHUNK;
         size_t got = target_mem_read_partial(&t->mem, at, buf, want);
-        if (got < cr->len)
+        if (got < longest)
             break;
-        for (const uint8_t *p = buf, *end = buf + got;
-             (p = memmem(p, (size_t)(end - p), cr->code, cr->len)); p++) {
-            place_site(t, m, at + (uint64_t)(p - buf) + cr->insn_off, cr);
-            found++;
+        for (unsigned k = 0; (cr = arch_client_request(k)); k++) {
+            for (const uint8_t *p = buf, *end = buf + got;
+                 (p = memmem(p, (size_t)(end - p), cr->code, cr->len)); p++) {
+                uint64_t start = at + (uint64_t)(p - buf);
+                if (start % cr->align)
+                    continue;
+                place_site(t, m, (start + cr->insn_off) | cr->code_bit, cr);
+                found++;
+            }
         }
         if (got < want || at + got >= hi)
             break;
-        at += got - (cr->len - 1);
+        at += got - (longest - 1);
     }
     return found;
 }
 
 void client_requests_place(struct tracee *t, struct module *m)
 {
-    const struct arch_client_request *cr = arch_client_request();
-    if (m->requests_scanned || !cr)
+    if (m->requests_scanned || !arch_client_request(0))
         return;
     m->requests_scanned = true;
     struct proc_maps maps;
@@ -71,7 +80,7 @@ void client_requests_place(struct tracee *t, struct module *m)
     for (size_t i = 0; i < maps.count; i++) {
         const struct map_entry *e = &maps.entries[i];
         if (e->executable && e->start >= m->start && e->end <= m->end)
-            found += scan_range(t, m, e->start, e->end, cr, buf);
+            found += scan_range(t, m, e->start, e->end, buf);
     }
     free(buf);
     proc_maps_free(&maps);
@@ -179,7 +188,7 @@ static void pool_request(struct tracee *t, struct thread *th, const struct arch_
 void client_request_trap(struct tracee *t, struct thread *th, const struct breakpoint *bp,
                          struct arch_regs *regs)
 {
-    const struct arch_client_request *cr = arch_client_request();
+    const struct arch_client_request *cr = arch_client_request(0);
     struct client_request rq;
     if (cr && client_request_read(&t->mem, arch_client_request_block(regs), cr->word, &rq) == 0 &&
         client_request_name(rq.code)) {
