@@ -126,8 +126,8 @@ is_longest() {
 # the engines themselves (agent_engines, agent_fork) or are about one
 # engine (agent_sigkill; rely_sigkill: the breakpoint engine's guardian)
 # pin it.
-TWICE=(engine_valgrind_counts engine_attach_detach engine_attach_namespace engine_exec engine_exit_status
-       stacks_sigaltstack engine_signal_mask
+TWICE=(engine_valgrind_counts engine_valgrind_layout engine_attach_detach engine_attach_namespace engine_exec
+       engine_exit_status stacks_sigaltstack engine_signal_mask
        leak_valgrind leak_threads leak_flags leak_corpus misuse_valgrind
        unwind_gdb unwind_vs_gdb stacks_inline_gdb
        proc_fork proc_fork_open proc_vfork_exit proc_threads proc_churn_scan proc_signals 'intercept_*'
