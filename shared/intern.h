@@ -3,12 +3,15 @@
  * string, a frame or a pair of addresses once and then by number.  Each
  * user keeps its own table, as elfutils instantiates its one hash table
  * (lib/dynamicsizehash.h) per user: the DWARF name pool (info_names.c),
- * the --record writer, the HTML page's frame names, and the heaptrack and
- * pprof exports.
+ * the --record writer, the HTML page's frame names, the heaptrack and
+ * pprof exports, and the symbolizer's function names.
  *
- * The keys are copied into one pool, each followed by a NUL, so a string
- * key reads back as a C string.  Open addressing on FNV-1a, at most half
- * full.  Growth cannot fail silently (xalloc.h).  Zero a table to start. */
+ * The keys are copied into pool chunks that never move, each key followed
+ * by a NUL: a string key reads back as a C string, and the pointer
+ * interner_key gives stays valid until interner_free (the symbolizer hands
+ * such names out to every frame it names).  Open addressing on FNV-1a, at
+ * most half full.  Growth cannot fail silently (xalloc.h).  Zero a table
+ * to start. */
 #ifndef MT_SHARED_INTERN_H
 #define MT_SHARED_INTERN_H
 
@@ -17,10 +20,13 @@
 #include <stdint.h>
 
 struct interner {
-    char *pool;
+    char *pool;                 /* the chunk keys are copied into now */
     size_t pool_used, pool_cap;
-    size_t *starts;             /* key n is at pool + starts[n] */
-    uint32_t count, starts_cap;
+    char **chunks;              /* the chunks filled before it */
+    size_t chunk_count, chunks_cap, chunk_bytes;
+    const char **keys;          /* key n */
+    uint32_t *lens;             /* its length, without the NUL */
+    uint32_t count, keys_cap;
     uint32_t *slots;            /* 1 + key number; 0: empty */
     size_t slots_cap;           /* 0 or a power of two */
 };
@@ -38,12 +44,13 @@ static inline uint32_t interner_add_pair(struct interner *t, uint64_t a, uint64_
     return interner_add(t, key, sizeof(key), added);
 }
 
-/* Key n (n < count), NUL-terminated; its length in *len unless NULL. */
+/* Key n (n < count), NUL-terminated; its length in *len unless NULL.  The
+ * pointer stays valid until interner_free. */
 const char *interner_key(const struct interner *t, uint32_t n, size_t *len);
 static inline uint32_t interner_count(const struct interner *t) { return t->count; }
 
 /* No more keys will come: the lookup table goes and the arrays shrink to
- * fit; interner_key still answers. */
+ * fit (the keys stay where they are); interner_key still answers. */
 void interner_seal(struct interner *t);
 /* The bytes the table holds. */
 size_t interner_memory(const struct interner *t);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "shared/intern.h"
 #include "shared/xalloc.h"
 #include "target/dwarf/line_object.h"
 #include "target/symbols/own_text.h"
@@ -44,49 +45,15 @@ struct symbolizer {
     struct line_object *lines;
     bool lines_tried;
     struct cached_chain *chains;    /* CHAIN_CACHE_SLOTS, made on first lookup */
-    char **names;                   /* interned names, open addressing */
-    size_t names_mask, names_count;
+    struct interner names;          /* names handed out: they never move */
 };
-
-static uint64_t hash_str(const char *p)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *p; p++)
-        h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    return h;
-}
-
-static void names_put(char **slots, size_t mask, char *name)
-{
-    size_t i = hash_str(name) & mask;
-    while (slots[i])
-        i = (i + 1) & mask;
-    slots[i] = name;
-}
 
 static const char *intern(struct symbolizer *s, const char *name)
 {
     if (!name)
         return NULL;
-    if (s->names) {
-        for (size_t i = hash_str(name) & s->names_mask; s->names[i]; i = (i + 1) & s->names_mask)
-            if (strcmp(s->names[i], name) == 0)
-                return s->names[i];
-    }
-    if ((s->names_count + 1) * 2 > (s->names ? s->names_mask + 1 : 0)) {
-        size_t cap = s->names ? (s->names_mask + 1) * 2 : 64;
-        char **grown = xcalloc(cap, sizeof(*grown));
-        for (size_t i = 0; s->names && i <= s->names_mask; i++)
-            if (s->names[i])
-                names_put(grown, cap - 1, s->names[i]);
-        free(s->names);
-        s->names = grown;
-        s->names_mask = cap - 1;
-    }
-    char *copy = xstrdup(name);
-    names_put(s->names, s->names_mask, copy);
-    s->names_count++;
-    return copy;
+    bool added;
+    return interner_key(&s->names, interner_add_string(&s->names, name, &added), NULL);
 }
 
 struct symbolizer *symbolizer_new(struct debug_object *obj)
@@ -105,9 +72,7 @@ void symbolizer_free(struct symbolizer *s)
         for (unsigned i = 0; i < CHAIN_CACHE_SLOTS; i++)
             free(s->chains[i].frames);
     free(s->chains);
-    for (size_t i = 0; s->names && i <= s->names_mask; i++)
-        free(s->names[i]);
-    free(s->names);
+    interner_free(&s->names);
     free(s);
 }
 
