@@ -443,8 +443,9 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    /* va_start above: the analyzer's valist check misses it here */
     if (why && whylen)
-        vsnprintf(why, whylen, fmt, ap);
+        vsnprintf(why, whylen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
     va_end(ap);
     return -1;
 }
