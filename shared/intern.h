@@ -2,7 +2,7 @@
  * 1, 2... in the order keys are first seen, so that a writer names a
  * string, a frame or a pair of addresses once and then by number.  Each
  * user keeps its own table, as elfutils instantiates its one hash table
- * (lib/dynamicsizehash.h) per user: the DWARF name pool (info_names.c),
+ * (lib/dynamicsizehash.h) per user: the DWARF name pool (info_inline.c),
  * the --record writer, the HTML page's frame names, the heaptrack and
  * pprof exports, and the symbolizer's function names.
  *
