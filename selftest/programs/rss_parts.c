@@ -105,20 +105,29 @@ static void residency(uintptr_t start, uintptr_t end, uint64_t *resident, uint64
     }
 }
 
-/* [heap] from /proc/self/maps, read with read(2) into a static buffer
- * (a small program: its maps fit). */
-static int heap_range(uintptr_t *start, uintptr_t *end)
+/* A /proc file read with read(2) into buf, NUL-terminated (what does not
+ * fit is left out); -1 when it cannot be opened. */
+static int read_proc(const char *path, char *buf, size_t size)
 {
-    static char buf[1 << 16];
-    int fd = open("/proc/self/maps", O_RDONLY);
+    int fd = open(path, O_RDONLY);
     if (fd < 0)
         return -1;
     size_t n = 0;
     ssize_t r;
-    while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+    while (n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) > 0)
         n += (size_t)r;
     close(fd);
     buf[n] = '\0';
+    return 0;
+}
+
+/* [heap] from /proc/self/maps, read into a static buffer (a small
+ * program: its maps fit). */
+static int heap_range(uintptr_t *start, uintptr_t *end)
+{
+    static char buf[1 << 16];
+    if (read_proc("/proc/self/maps", buf, sizeof(buf)) < 0)
+        return -1;
     for (char *line = buf; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
@@ -139,15 +148,8 @@ static int heap_range(uintptr_t *start, uintptr_t *end)
 static unsigned long long rollup_rss(void)
 {
     static char buf[4096];
-    int fd = open("/proc/self/smaps_rollup", O_RDONLY);
-    if (fd < 0)
+    if (read_proc("/proc/self/smaps_rollup", buf, sizeof(buf)) < 0)
         return 0;
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
-        n += (size_t)r;
-    close(fd);
-    buf[n] = '\0';
     const char *rss = strstr(buf, "\nRss:");
     unsigned long long kb;
     if (!rss || sscanf(rss + 5, " %llu kB", &kb) != 1)
