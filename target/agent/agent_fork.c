@@ -179,7 +179,12 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
             a->doorbell_fd = agent_take_doorbell(c->pid, fds[0]);
             a->target_doorbell_r = fds[0];
             a->target_doorbell_fd = fds[1];
-            a->data.doorbell_fd = fds[1];
+            /* A descriptor swapped before the tracer took it leaves the
+             * pipe with no reader: a doorbell there would kill the child
+             * with SIGPIPE.  It goes without one (the tracer drains on its
+             * timer, as when pipe2 fails). */
+            if (a->doorbell_fd >= 0)
+                a->data.doorbell_fd = fds[1];
         }
     }
     /* tracer_pidfd: the child's copy names this tracer too.  The child's

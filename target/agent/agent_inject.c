@@ -208,6 +208,14 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
             /* The target keeps its read end: a dead tracer's closed end
              * must never make the agent's write raise SIGPIPE. */
             a->target_doorbell_r = (int)pipe_r;
+            /* A descriptor swapped before the tracer took it: the target's
+             * read end is gone, and the tracer holds none either, so the
+             * agent's first doorbell would kill the target with SIGPIPE. */
+            if (a->doorbell_fd < 0) {
+                snprintf(why, whylen, "the target's descriptor %d is not the agent's doorbell pipe",
+                         (int)pipe_r);
+                goto fail;
+            }
         }
     }
     /* The target's own pid, as it sees it: in a PID namespace (a
@@ -564,6 +572,11 @@ void agent_stop(struct tracee *t)
         return;
     agent_drain(t, true);
     a->data.state = AGENT_OFF;
+    /* No doorbell from here on: the tracer's read end closes below, and
+     * so may the target's (or a hostile program has closed it already),
+     * and a thread still inside the agent must not write into a pipe with
+     * no reader (SIGPIPE) or into whatever reuses the number later. */
+    a->data.doorbell_fd = -1;
     /* Said, as a breakpoint that cannot be removed is: the detach goes on. */
     if (agent_write_data(t) < 0)
         mt_warn("process %d: cannot switch the agent off", (int)t->pid);
