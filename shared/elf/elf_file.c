@@ -413,18 +413,27 @@ static void load_build_id(struct elf_file *f)
     }
 }
 
+/* The bytes of the small uncompressed section name, of min to
+ * MAX_DEBUGLINK_BYTES bytes inside the file (size in *size), or NULL. */
+static uint8_t *read_link_section(struct elf_file *f, const char *name, uint64_t min, size_t *size)
+{
+    const struct elf_section *s = elf_file_find_section(f, name);
+    if (!s || (s->flags & SHF_COMPRESSED) || s->size < min || s->size > MAX_DEBUGLINK_BYTES ||
+        !range_in_file(f, s->offset, s->size))
+        return NULL;
+    int rc;
+    *size = (size_t)s->size;
+    return read_alloc(f, s->offset, *size, &rc);
+}
+
 static void load_debuglink(struct elf_file *f)
 {
-    const struct elf_section *s = elf_file_find_section(f, ".gnu_debuglink");
-    if (!s || (s->flags & SHF_COMPRESSED) || s->size < 8 || s->size > MAX_DEBUGLINK_BYTES ||
-        !range_in_file(f, s->offset, s->size))
-        return;
-    int rc;
-    uint8_t *buf = read_alloc(f, s->offset, (size_t)s->size, &rc);
+    size_t size;
+    uint8_t *buf = read_link_section(f, ".gnu_debuglink", 8, &size);
     if (!buf)
         return;
     struct cursor c;
-    cursor_for(f, &c, buf, (size_t)s->size);
+    cursor_for(f, &c, buf, size);
     const char *name = cursor_cstr(&c);
     size_t crc_pos = (c.pos + 3) & ~(size_t)3;
     if (name && name[0] && cursor_seek(&c, crc_pos)) {
@@ -439,16 +448,12 @@ static void load_debuglink(struct elf_file *f)
 
 static void load_debugaltlink(struct elf_file *f)
 {
-    const struct elf_section *s = elf_file_find_section(f, ".gnu_debugaltlink");
-    if (!s || (s->flags & SHF_COMPRESSED) || s->size < 2 || s->size > MAX_DEBUGLINK_BYTES ||
-        !range_in_file(f, s->offset, s->size))
-        return;
-    int rc;
-    uint8_t *buf = read_alloc(f, s->offset, (size_t)s->size, &rc);
+    size_t size;
+    uint8_t *buf = read_link_section(f, ".gnu_debugaltlink", 2, &size);
     if (!buf)
         return;
-    const uint8_t *nul = memchr(buf, 0, (size_t)s->size);
-    size_t id_len = nul ? (size_t)s->size - (size_t)(nul + 1 - buf) : 0;
+    const uint8_t *nul = memchr(buf, 0, size);
+    size_t id_len = nul ? size - (size_t)(nul + 1 - buf) : 0;
     if (nul && nul != buf && id_len > 0 && id_len <= MAX_BUILD_ID) {
         f->altlink = xstrdup((const char *)buf);
         memcpy(f->altlink_id, nul + 1, id_len);
