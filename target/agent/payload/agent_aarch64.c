@@ -196,15 +196,25 @@ static inline void fill_regs(struct agent_rec *r, const struct agent_frame *f)
     r->r15 = f->x23;
 }
 
-/* The stack pointer a signal interrupted, from the signal frame on the
- * alternate stack: not looked for on this CPU yet, so the stack ends at
- * the signal frame (the tracer never reads the live stack for it). */
+/* The stack pointer a signal interrupted, from the signal frame that moved
+ * the thread onto its alternate stack [alo, ahi): found in the copy win
+ * (n bytes) by the ucontext's uc_stack, which holds the alternate stack
+ * itself (ss_sp, ss_flags, ss_size: words 0-2 here), followed in struct
+ * sigcontext by the saved registers (sp the 52nd word after ss_sp, pstate
+ * the 54th: EL0t in AArch64 state, M[4:0] = 0, for a user frame).  The
+ * lowest frame whose sp lies off the alternate stack (a nested signal's
+ * frame interrupted the alternate stack itself).  0: none in the copy. */
 static uint64_t sig_interrupted_sp(const uint8_t *win, uint64_t n, uint64_t alo, uint64_t ahi)
 {
-    (void)win;
-    (void)n;
-    (void)alo;
-    (void)ahi;
+    const uint64_t *w = (const uint64_t *)(const void *)win;
+    uint64_t nw = n / 8;
+    for (uint64_t i = 0; i + 54 < nw; i++) {
+        if (w[i] != alo || w[i + 2] != ahi - alo || (w[i + 54] & 0x1f) != 0)
+            continue;
+        uint64_t sp = w[i + 52];
+        if (sp && !(sp & 15) && (sp < alo || sp >= ahi))
+            return sp;
+    }
     return 0;
 }
 
