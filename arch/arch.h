@@ -97,6 +97,10 @@ typedef struct user_pt_regs arch_user_regs;
 /* Where no CFI covers a pc, the unwinder reads the EHABI tables
  * (target/unwind/exidx.h) and Thumb prologues. */
 #define ARCH_UNWIND_EXIDX 1
+/* The C++ unwinder (EHABI) asks libc's function of this name for the
+ * unwind table of a pc; the agent answers it for its own code
+ * (target/agent/agent_inject.c, agent_arm.c). */
+#define ARCH_UNWIND_FIND_EXIDX "__gnu_Unwind_Find_exidx"
 /* The frame pointer the agent's unwind rows follow (target/agent/
  * agent_rows.c): r7, Thumb-2's, not r11 (ARM code's, DWARF's FP here). */
 #define ARCH_AGENT_ROW_FP 7

@@ -87,6 +87,8 @@ static inline uint32_t agent_row_hash(uint64_t pc)
 #define AGENT_FN_OPEN_RELEASE 8u /* releases inside the call, recorded at its return
                                   * (realloc, munmap, mremap): stamped at entry too */
 #define AGENT_FN_STRLEN 64u   /* a string copy: its length + 1 is sent in out */
+#define AGENT_FN_FIND_EXIDX 128u /* arm: libc's __gnu_Unwind_Find_exidx, answered by the
+                                  * agent for its own code (agent_arm.c) */
 
 /* At offset 0 of the image. */
 struct agent_header {

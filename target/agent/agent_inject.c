@@ -297,6 +297,8 @@ __attribute__((unused)) static uint32_t fn_flags(const struct intercept_fn *fn)
         f |= AGENT_FN_CATCH;
     if (fn->op == OP_STRDUP)
         f |= AGENT_FN_STRLEN;
+    if (fn->op == OP_FIND_EXIDX)
+        f |= AGENT_FN_FIND_EXIDX;
     if (intercept_is_realloc_op(fn->op) || fn->op == OP_MUNMAP || fn->op == OP_MREMAP)
         f |= AGENT_FN_OPEN_RELEASE;
     return f;
@@ -445,6 +447,25 @@ static void note_unwinder(struct tracee *t, struct module *m)
     agent_write_data(t);
 }
 
+#ifdef ARCH_UNWIND_FIND_EXIDX
+/* The unwinder's table lookup in libc (arm): patched like an allocation
+ * function, so that the agent answers it for its own frames
+ * (agent_arm.c); never recorded, never a breakpoint. */
+static const struct intercept_fn find_exidx_fn = {ARCH_UNWIND_FIND_EXIDX, OP_FIND_EXIDX, FAMILY_ANY,
+                                                  false, 0};
+
+static void patch_find_exidx(struct tracee *t, struct thread *th, struct module *m, unsigned alloc_id)
+{
+    uint64_t addr = module_export_addr(t->modules, m, ARCH_UNWIND_FIND_EXIDX);
+    if (!addr || patched_addr(t->agent, addr))
+        return;
+    if (patch_one(t, th, m, addr, &find_exidx_fn, alloc_id) < 0)
+        mt_warn("agent engine: %s in %s not patched: an exception thrown out of an intercepted "
+                "function ends the program",
+                ARCH_UNWIND_FIND_EXIDX, m->path);
+}
+#endif
+
 unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *m,
                             const struct intercept_site *sites, size_t n, unsigned alloc_id,
                             unsigned *refused)
@@ -453,6 +474,9 @@ unsigned agent_patch_module(struct tracee *t, struct thread *th, struct module *
     unsigned placed = 0;
     *refused = 0;
     note_unwinder(t, m);
+#ifdef ARCH_UNWIND_FIND_EXIDX
+    patch_find_exidx(t, th, m, alloc_id);
+#endif
     for (size_t i = 0; i < n; i++) {
         const struct intercept_fn *fn = sites[i].fn;
         if (!agent_fn_patched(fn)) /* a breakpoint instead (placement.c) */

@@ -516,6 +516,7 @@ static void record_result(struct tracee *t, const struct pending_call *c, uint64
     case OP_EXCEPTION_ALLOC:
     case OP_UNWIND:
     case OP_CATCH:
+    case OP_FIND_EXIDX:
         break;
     }
 }

@@ -392,7 +392,7 @@ bool intercept_is_realloc_op(enum intercept_op op)
 bool intercept_is_heap_fn(const struct intercept_fn *fn)
 {
     return !intercept_is_map_op(fn->op) && fn->op != OP_EXIT && fn->op != OP_EXCEPTION_ALLOC &&
-           fn->op != OP_UNWIND && fn->op != OP_CATCH;
+           fn->op != OP_UNWIND && fn->op != OP_CATCH && fn->op != OP_FIND_EXIDX;
 }
 
 void intercept_site_add(struct intercept_site *sites, size_t *n, size_t cap, const char *name,

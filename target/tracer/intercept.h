@@ -35,6 +35,9 @@ enum intercept_op {
     OP_CATCH,           /* a handler begins (breakpoint engine only): the calls
                            the exception left are forgotten, the others caught
                            again (calls.c) */
+    OP_FIND_EXIDX,      /* arm, agent engine only: libc's __gnu_Unwind_Find_exidx,
+                           which the agent answers for its own code (an
+                           exception passing its frame); never recorded */
     OP_REALLOCF,        /* (ptr, size) -> ptr: realloc that also frees ptr
                            when it fails (BSD reallocf, mi_reallocf) */
     OP_XALLOCX,         /* (ptr, size, extra, flags) -> usable size: jemalloc's

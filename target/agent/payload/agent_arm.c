@@ -61,6 +61,16 @@ __asm__(AGENT_HEADER_ASM
         ".globl agent_entry\n"
         ".type agent_entry, %function\n"
         "agent_entry:\n"
+        /* The frame's unwind entry (.ARM.exidx, kept by agent.ld) for the
+         * return address of the blx below, the only pc of this function an
+         * unwinder meets: an exception thrown by the intercepted function
+         * passes this frame to the caller's handler.  In push terms the
+         * frame is 68 bytes, then {r4-r11, lr} (the caller's: stored at
+         * sp + 32 .. 64 by the stmia and str below), then 32 bytes. */
+        "  .fnstart\n"
+        "  .pad #68\n"
+        "  .save {r4-r11, lr}\n"
+        "  .pad #32\n"
         "  sub sp, sp, #136\n"
         "  str ip, [sp, #80]\n"       /* idx */
         "  mov ip, #0\n"
@@ -75,6 +85,8 @@ __asm__(AGENT_HEADER_ASM
         "  ldr r4, [sp, #104]\n"       /* track */
         "  cmp r4, #0\n"
         "  beq 1f\n"
+        "  cmp r4, #2\n"               /* answered by the agent itself */
+        "  beq 2f\n"
         "  ldr r4, [sp, #136]\n"       /* the caller's stack arguments */
         "  ldr r5, [sp, #140]\n"
         "  ldr r6, [sp, #144]\n"
@@ -104,7 +116,24 @@ __asm__(AGENT_HEADER_ASM
         "  ldr ip, [sp, #88]\n"        /* orig */
         "  add sp, sp, #136\n"
         "  bx ip\n"
-        ".size agent_entry, . - agent_entry\n");
+        "2:\n"
+        "  add ip, sp, #32\n"
+        "  ldmia ip, {r4-r11}\n"
+        "  ldr r0, [sp, #96]\n"        /* ret */
+        "  ldr lr, [sp, #64]\n"
+        "  add sp, sp, #136\n"
+        "  bx lr\n"
+        "  .fnend\n"
+        ".size agent_entry, . - agent_entry\n"
+        /* The compact model's routine the unwind entry names: the unwinder
+         * runs its own (libgcc's), never this one. */
+        ".globl __aeabi_unwind_cpp_pr0\n"
+        ".hidden __aeabi_unwind_cpp_pr0\n"
+        ".globl __aeabi_unwind_cpp_pr1\n"
+        ".hidden __aeabi_unwind_cpp_pr1\n"
+        "__aeabi_unwind_cpp_pr0:\n"
+        "__aeabi_unwind_cpp_pr1:\n"
+        "  bx lr\n");
 
 __attribute__((visibility("hidden"), used)) struct agent_data agent_data;
 
@@ -169,9 +198,31 @@ static int fd_readable(int fd)
 #define AGENT_RA_IN_REG 1
 /* A return address into Thumb code has bit 0 set: the pc is without it. */
 #define RA_TO_PC(ra) ((ra) & ~(uint64_t)1)
-/* No AGENT_EH_FRAME: the target's unwinder (EHABI) finds unwind tables
- * through the loaded objects only, so an exception cannot pass the
- * agent's frame whatever it carries (docs/design.md). */
+/* No AGENT_EH_FRAME: the target's unwinder (EHABI, libgcc_s) finds unwind
+ * tables through libc's __gnu_Unwind_Find_exidx, which knows the loaded
+ * objects only.  The tracer patches that function too (agent_inject.c):
+ * asked for a pc of the agent, the agent answers with its own table
+ * (.ARM.exidx in the image, agent.ld), so an exception thrown out of an
+ * intercepted function passes agent_entry's frame; every other pc goes on
+ * to libc's function.  Answered in any state: a frame of the agent may
+ * still be on a stack after the agent was switched off. */
+#define AGENT_OWN_EXIDX 1
+extern const uint32_t __agent_exidx_start[] __attribute__((visibility("hidden")));
+extern const uint32_t __agent_exidx_end[] __attribute__((visibility("hidden")));
+extern const uint8_t agent_header[] __attribute__((visibility("hidden")));
+extern const uint8_t __text_end[] __attribute__((visibility("hidden")));
+
+static inline void answer_find_exidx(struct agent_frame *f)
+{
+    uint32_t pc = f->r0, lo = (uint32_t)(uintptr_t)__agent_exidx_start;
+    uint32_t entries = ((uint32_t)(uintptr_t)__agent_exidx_end - lo) / 8;
+    if (pc < (uint32_t)(uintptr_t)agent_header || pc >= (uint32_t)(uintptr_t)__text_end ||
+        !f->r1 || !entries)
+        return;
+    *(int *)(uintptr_t)f->r1 = (int)entries;
+    f->ret = lo;
+    f->track = 2;
+}
 
 /* The return address at the function's entry: lr. */
 static inline uint64_t frame_ra(const struct agent_frame *f) { return f->lr; }

@@ -682,6 +682,12 @@ void agent_enter(struct agent_frame *f)
     const struct agent_fn *fn = &agent_data.fns[f->idx];
     f->orig = fn->orig;
     f->pc = fn->entry;
+#ifdef AGENT_OWN_EXIDX
+    if (fn->flags & AGENT_FN_FIND_EXIDX) {
+        answer_find_exidx(f); /* else on to the function, untracked */
+        return;
+    }
+#endif
     if (__atomic_load_n(&agent_data.state, __ATOMIC_ACQUIRE) != AGENT_ACTIVE)
         return;
     struct agent_ctl *ctl = ctl_of();
