@@ -117,9 +117,34 @@ static void record_release(struct tracee *t, struct thread *th, const struct int
  * stub back and its return is caught as before.  A call whose return
  * address is in a register (arm, aarch64: ret_slot 0) cannot be hooked
  * again: it is forgotten at the handler. */
+static unsigned restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
+                                     uint64_t hi, uint64_t ret, uint64_t *found, uint64_t *found_word);
+
+/* The stack word the guardian knows for c: its return slot, or the copy of
+ * its register-held return address it was hooked at again. */
+static uint64_t guarded_slot(const struct pending_call *c) { return c->ret_slot ? c->ret_slot : c->saved_slot; }
+
 static void unhook_returns(struct tracee *t, struct thread *th, uint64_t sp)
 {
-    if (sp && call_restore_saved_returns(t, &t->mem, th, sp))
+    /* arm, aarch64: the copies callees saved of a register-held return
+     * address get it back, and the highest (the callee's own frame, just
+     * below the entry sp) is kept for hook_again. */
+    unsigned failed = 0;
+    uint64_t lo = sp;
+    for (unsigned i = th->ncalls; sp && i > 0; i--) {
+        struct pending_call *c = &th->calls[i - 1];
+        if (c->ret_slot || !c->entry_sp)
+            continue;
+        uint64_t found = 0, word = 0;
+        failed += restore_saved_copies(t, &t->mem, lo, c->entry_sp, c->orig_ret, &found, &word);
+        if (found) {
+            guardian_forget_return(t->pid, c->saved_slot);
+            c->saved_slot = found;
+            c->saved_tramp = word;
+        }
+        lo = c->entry_sp;
+    }
+    if (failed)
         mt_warn("thread %d: cannot restore the saved copies of a return address", (int)th->tid);
     for (unsigned i = th->ncalls; i > 0; i--) {
         struct pending_call *c = &th->calls[i - 1];
@@ -131,7 +156,7 @@ static void unhook_returns(struct tracee *t, struct thread *th, uint64_t sp)
             target_mem_write_word(&t->mem, c->ret_slot, c->orig_ret, ARCH_PTR_SIZE) < 0)
             mt_warn("thread %d: cannot restore a return address at %#llx", (int)th->tid,
                     (unsigned long long)c->ret_slot);
-        guardian_forget_return(t->pid, c->ret_slot);
+        guardian_forget_return(t->pid, guarded_slot(c));
         c->unhooked = true;
     }
 }
@@ -159,18 +184,19 @@ static void note_exception(struct thread *th, uint64_t exc, bool thrown)
  * it cannot be (the slot no longer holds its return address). */
 static bool hook_again(struct tracee *t, struct thread *th, struct pending_call *c)
 {
-    uint64_t now = 0;
-    if (!c->ret_slot || target_mem_read_word(&t->mem, c->ret_slot, &now, ARCH_PTR_SIZE) < 0 ||
-        now != c->orig_ret)
+    /* A register-held return address (arm, aarch64) is hooked again where
+     * the callee had saved it, with the word that was there. */
+    uint64_t slot = guarded_slot(c), now = 0;
+    if (!slot || target_mem_read_word(&t->mem, slot, &now, ARCH_PTR_SIZE) < 0 || now != c->orig_ret)
         return false;
-    uint64_t tramp = return_stub_for(t, th, c->orig_ret);
+    uint64_t tramp = c->ret_slot ? return_stub_for(t, th, c->orig_ret) : c->saved_tramp;
     if (!tramp)
         tramp = scratch_trampoline(t, 0);
     if (!tramp)
         return false;
-    guardian_note_return(t->pid, c->ret_slot, c->orig_ret, tramp, ARCH_PTR_SIZE);
-    if (target_mem_write_word(&t->mem, c->ret_slot, tramp, ARCH_PTR_SIZE) < 0) {
-        guardian_forget_return(t->pid, c->ret_slot);
+    guardian_note_return(t->pid, slot, c->orig_ret, tramp, ARCH_PTR_SIZE);
+    if (target_mem_write_word(&t->mem, slot, tramp, ARCH_PTR_SIZE) < 0) {
+        guardian_forget_return(t->pid, slot);
         return false;
     }
     c->unhooked = false;
@@ -533,7 +559,7 @@ static struct pending_call pop_returning_call(struct tracee *t, struct thread *t
         i = th->ncalls;
     struct pending_call c = th->calls[i - 1];
     for (unsigned k = i - 1; k < th->ncalls; k++)
-        guardian_forget_return(t->pid, th->calls[k].ret_slot);
+        guardian_forget_return(t->pid, guarded_slot(&th->calls[k]));
     th->ncalls = i - 1;
     return c;
 }
@@ -592,7 +618,7 @@ void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs)
  * stack pointer of what runs inside it.  The number of copies that could
  * not be written back. */
 static unsigned restore_saved_copies(struct tracee *t, struct target_mem *mem, uint64_t lo,
-                                     uint64_t hi, uint64_t ret)
+                                     uint64_t hi, uint64_t ret, uint64_t *found, uint64_t *found_word)
 {
     enum { MAX_SCAN = 64 * 1024 };
     lo = (lo + ARCH_PTR_SIZE - 1) & ~(uint64_t)(ARCH_PTR_SIZE - 1);
@@ -607,9 +633,14 @@ static unsigned restore_saved_copies(struct tracee *t, struct target_mem *mem, u
     for (size_t off = 0; off + ARCH_PTR_SIZE <= len; off += ARCH_PTR_SIZE) {
         uint64_t w = 0;
         memcpy(&w, buf + off, ARCH_PTR_SIZE);
-        if (w && scratch_is_trampoline(t, ARCH_CODE_ADDR(w)) &&
-            target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE) < 0)
+        if (!w || !scratch_is_trampoline(t, ARCH_CODE_ADDR(w)))
+            continue;
+        if (target_mem_write_word(mem, lo + off, ret, ARCH_PTR_SIZE) < 0) {
             failed++;
+        } else if (found) {
+            *found = lo + off; /* the highest wins */
+            *found_word = w;
+        }
     }
     return failed;
 }
@@ -623,7 +654,7 @@ unsigned call_restore_saved_returns(struct tracee *t, struct target_mem *mem, co
         const struct pending_call *c = &th->calls[i - 1];
         if (c->ret_slot || !c->entry_sp)
             continue;
-        failed += restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret);
+        failed += restore_saved_copies(t, mem, lo, c->entry_sp, c->orig_ret, NULL, NULL);
         lo = c->entry_sp;
     }
     return failed;
@@ -676,7 +707,7 @@ void call_abandon_returns(struct tracee *t, struct thread *th, uint64_t sp)
             mt_warn("thread %d: cannot restore a return address at %#llx", (int)th->tid,
                     (unsigned long long)c->ret_slot);
         }
-        guardian_forget_return(t->pid, c->ret_slot);
+        guardian_forget_return(t->pid, guarded_slot(c));
     }
     th->ncalls = 0;
 }

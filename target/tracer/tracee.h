@@ -44,6 +44,11 @@ struct pending_call {
     uint64_t out;        /* posix_memalign: the pointer it stored (calls.c, read_out) */
     bool old_released;   /* realloc: args[0] already taken off the books (calls.c) */
     bool unhooked;       /* its return address put back while an exception passes (calls.c) */
+    /* ret_slot 0: the stack word where the callee had saved our
+     * trampoline (and its value), found when an exception unhooked the
+     * call; where hook_again puts it back once the handler runs inside the
+     * call (calls.c). */
+    uint64_t saved_slot, saved_tramp;
 };
 
 enum thread_state {
