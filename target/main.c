@@ -109,6 +109,7 @@ static void usage(FILE *out)
           "                         arguments are, 1-based, in KIND's order (malloc:SIZE,\n"
           "                         calloc:N,SIZE, realloc:PTR,SIZE, free:PTR,\n"
           "                         aligned:ALIGN,SIZE; pool_free(pool, p) is free:2)\n"
+          "      --alloc-fn @FILE   the same words from FILE, one a line (# comments)\n"
           "      --record FILE      write the heap over time to FILE: totals at least every\n"
           "                         interval and the stacks that changed (bounded size)\n"
           "      --record-interval MS  sample spacing for --record and charts (default 100)\n"

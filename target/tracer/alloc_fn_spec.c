@@ -1,5 +1,7 @@
 #include "target/tracer/alloc_fn_spec.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +16,8 @@ static const struct {
     {"free", OP_FREE, 1},            /* (ptr) */
     {"aligned", OP_ALIGNED_ALLOC, 2}, /* (alignment, size), as aligned_alloc */
 };
+
+static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 /* POSITIONS (n bytes at s): want numbers 1..ALLOC_FN_POS_MAX, comma-separated,
  * all different. */
@@ -105,4 +109,74 @@ int alloc_fn_spec_parse(const char *s, size_t n, struct alloc_fn_spec *out, char
     out->name[nlen] = '\0';
     out->op = kinds[k].op;
     return 0;
+}
+
+int alloc_fn_file_parse(const char *text, size_t len, const char *name, struct alloc_fn_spec *out,
+                        size_t cap, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    unsigned lineno = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        lineno++;
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        const char *line = text + pos;
+        size_t ln = end - pos;
+        pos = end + 1;
+        if (ln > ALLOC_FN_LINE_MAX) {
+            snprintf(err, errlen, "%s:%u: line longer than %d bytes", name, lineno,
+                     ALLOC_FN_LINE_MAX);
+            return -1;
+        }
+        if (memchr(line, '\0', ln)) {
+            snprintf(err, errlen, "%s:%u: NUL byte", name, lineno);
+            return -1;
+        }
+        while (ln && is_blank(*line)) {
+            line++;
+            ln--;
+        }
+        while (ln && is_blank(line[ln - 1]))
+            ln--;
+        if (ln == 0 || line[0] == '#')
+            continue;
+        if (*n == cap) {
+            snprintf(err, errlen, "%s:%u: too many functions (%zu at most)", name, lineno, cap);
+            return -1;
+        }
+        char why[128];
+        if (alloc_fn_spec_parse(line, ln, &out[*n], why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "%s:%u: %s: \"%.*s\"", name, lineno, why, ln > 60 ? 60 : (int)ln,
+                     line);
+            return -1;
+        }
+        out[*n].line = lineno;
+        (*n)++;
+    }
+    return 0;
+}
+
+int alloc_fn_file_load(const char *path, struct alloc_fn_spec *out, size_t cap, size_t *n,
+                       char *err, size_t errlen)
+{
+    *n = 0;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    static char buf[ALLOC_FN_FILE_MAX_BYTES + 1];
+    size_t got = fread(buf, 1, sizeof(buf), f);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, errlen, "%s: read error", path);
+        return -1;
+    }
+    if (got > ALLOC_FN_FILE_MAX_BYTES) {
+        snprintf(err, errlen, "%s: larger than %d bytes", path, ALLOC_FN_FILE_MAX_BYTES);
+        return -1;
+    }
+    return alloc_fn_file_parse(buf, got, path, out, cap, n, err, errlen);
 }

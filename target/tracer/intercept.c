@@ -296,13 +296,27 @@ static int add_spec(const struct alloc_fn_spec *sp, const char *where, char *err
 
 int intercept_add_named(const char *spec, char *err, size_t errlen)
 {
+    if (spec[0] == '@') {
+        /* static: 32 entries of 260 bytes, once, while the options are read */
+        static struct alloc_fn_spec specs[INTERCEPT_NAMED_MAX];
+        size_t n;
+        if (alloc_fn_file_load(spec + 1, specs, INTERCEPT_NAMED_MAX - nnamed, &n, err, errlen) < 0)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            char where[ALLOC_FN_LINE_MAX];
+            snprintf(where, sizeof(where), "%s:%u", spec + 1, specs[i].line);
+            if (add_spec(&specs[i], where, err, errlen) < 0)
+                return -1;
+        }
+        return 0;
+    }
     struct alloc_fn_spec sp;
     char why[128];
     if (alloc_fn_spec_parse(spec, strlen(spec), &sp, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "--alloc-fn %s: %s", spec, why);
         return -1;
     }
-    char where[512];
+    char where[ALLOC_FN_LINE_MAX];
     snprintf(where, sizeof(where), "--alloc-fn %.*s", 400, spec);
     return add_spec(&sp, where, err, errlen);
 }
