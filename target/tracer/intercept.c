@@ -289,8 +289,10 @@ static int add_spec(const struct alloc_fn_spec *sp, const char *where, char *err
         snprintf(err, errlen, "--alloc-fn: out of memory");
         return -1;
     }
-    memcpy(named_pos[nnamed], sp->pos, sizeof(named_pos[0]));
-    named[nnamed++] = (struct intercept_fn){name, sp->op, FAMILY_NAMED, false, 0};
+    named[nnamed] = (struct intercept_fn){name, sp->op, FAMILY_NAMED, false, 0};
+    memcpy(named_pos[nnamed++], sp->pos, sizeof(named_pos[0]));
+    /* name lives in named[] as long as the tracer */
+    /* cppcheck-suppress memleak */
     return 0;
 }
 
