@@ -45,6 +45,9 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # programs whose allocator is a library of their own
       # (intercept_allocator_*.sh, intercept_two_heaps.sh)
       libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
+      # a GLib program whose libraries carry valgrind client requests
+      # (heaps_glib.sh), built with pkg-config
+      libglib2.0-dev pkg-config
       # the corpus of real software (selftest/tests/corpus_*.sh): each
       # program as Debian packages it; a missing one fails its test
       redis-server redis-tools nginx sqlite3 xz-utils git perl)

@@ -310,7 +310,8 @@ static uint32_t fn_size_args(const struct intercept_fn *fn)
     int i, j;
     switch (intercept_size_args(fn->op, &i, &j)) {
     case INTERCEPT_SIZE_ARGS:
-        return AGENT_SIZE_ARG(i + fn->shift) | (j >= 0 ? AGENT_SIZE_ARG2(j + fn->shift) : 0);
+        return AGENT_SIZE_ARG(intercept_arg_index(fn, (unsigned)i)) |
+               (j >= 0 ? AGENT_SIZE_ARG2(intercept_arg_index(fn, (unsigned)j)) : 0);
     case INTERCEPT_SIZE_COPY:
         return AGENT_SIZE_OUT;
     case INTERCEPT_SIZE_NONE:

@@ -196,7 +196,10 @@ static void replay(struct tracee *t, unsigned s)
     uint32_t learn_id = UINT32_MAX;
     /* the function's own arguments (mi_heap_* take the heap first) */
     uint64_t args[5] = {0};
-    memcpy(args, r->args + fn->shift, sizeof(args));
+    for (unsigned k = 0; k < 5; k++) {
+        unsigned i = intercept_arg_index(fn, k); /* --alloc-fn's positions too */
+        args[k] = i < 6 ? r->args[i] : 0;
+    }
     if (intercept_is_heap_fn(fn) && (!two_parts(fn) || a->head_part[s] == 0))
         allocators_count(&t->allocators, p->alloc_id);
 

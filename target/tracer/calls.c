@@ -353,9 +353,13 @@ void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, s
             c->fn = fn;
             c->tid = th->tid;
             c->alloc_id = bp->alloc_id;
-            uint64_t args[6];
-            call_args(&w, regs, args, 5 + fn->shift);
-            memcpy(c->args, args + fn->shift, sizeof(c->args));
+            /* the op's own arguments, where the function has them (after
+             * mi_heap_*'s heap; --alloc-fn's positions) */
+            uint64_t args[6] = {0};
+            unsigned nc = sizeof(c->args) / sizeof(c->args[0]);
+            call_args(&w, regs, args, (int)intercept_args_needed(fn, nc));
+            for (unsigned k = 0; k < nc; k++)
+                c->args[k] = args[intercept_arg_index(fn, k)];
             c->orig_ret = ret_addr;
             c->ret_slot = slot.addr;
             c->entry_sp = arch_sp(regs);

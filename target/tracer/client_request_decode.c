@@ -43,3 +43,30 @@ const char *client_request_name(uint64_t code)
     default: return NULL;
     }
 }
+
+const char *client_request_label(uint64_t code)
+{
+    const char *honoured = client_request_name(code);
+    if (honoured)
+        return honoured;
+    /* valgrind.h's core requests, then memcheck.h's (tool base 'M','C') */
+    switch (code) {
+    case 0x1001: return "RUNNING_ON_VALGRIND";
+    case 0x1002: return "DISCARD_TRANSLATIONS";
+    case 0x1201: return "COUNT_ERRORS";
+    case 0x1401: return "PRINTF";
+    case 0x1402: return "PRINTF_BACKTRACE";
+    case 0x1501: return "STACK_REGISTER";
+    case 0x1502: return "STACK_DEREGISTER";
+    case 0x1503: return "STACK_CHANGE";
+    case 0x4d430000: return "MAKE_MEM_NOACCESS";
+    case 0x4d430001: return "MAKE_MEM_UNDEFINED";
+    case 0x4d430002: return "MAKE_MEM_DEFINED";
+    case 0x4d430003: return "DISCARD";
+    case 0x4d430004: return "CHECK_MEM_IS_ADDRESSABLE";
+    case 0x4d430005: return "CHECK_MEM_IS_DEFINED";
+    case 0x4d430006: return "DO_LEAK_CHECK";
+    case 0x4d430007: return "COUNT_LEAKS";
+    default: return NULL;
+    }
+}

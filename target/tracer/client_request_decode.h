@@ -35,5 +35,9 @@ int client_request_read(struct target_mem *mem, uint64_t addr, unsigned word,
 /* valgrind.h's name of a request memtrace honours ("MALLOCLIKE_BLOCK"),
  * or NULL for every other (a no-op). */
 const char *client_request_name(uint64_t code);
+/* For the reader: the name of any request valgrind.h or memcheck.h makes
+ * (RUNNING_ON_VALGRIND, MAKE_MEM_DEFINED...), honoured or not; NULL for
+ * an unknown code. */
+const char *client_request_label(uint64_t code);
 
 #endif

@@ -185,13 +185,37 @@ static void pool_request(struct tracee *t, struct thread *th, const struct arch_
     }
 }
 
+/* Which requests a program makes, each said once when it first comes
+ * (what a library's requests do natively is not always plain:
+ * docs/custom-heaps.md). */
+static void note_first(struct tracee *t, const struct breakpoint *bp, uint64_t code)
+{
+    static uint64_t seen[32];
+    static unsigned nseen;
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == code)
+            return;
+    if (nseen == sizeof(seen) / sizeof(seen[0]))
+        return;
+    seen[nseen++] = code;
+    const struct module *m = module_find(t->modules, bp->addr);
+    const char *label = client_request_label(code);
+    mt_info("valgrind client request %s (%#llx) first at %s+%#llx%s", label ? label : "unknown",
+            (unsigned long long)code, m ? m->path : "?",
+            (unsigned long long)(bp->addr - (m ? m->start : 0)),
+            client_request_name(code) ? "" : ": not honoured, the default result");
+}
+
 void client_request_trap(struct tracee *t, struct thread *th, const struct breakpoint *bp,
                          struct arch_regs *regs)
 {
     const struct arch_client_request *cr = arch_client_request(0);
     struct client_request rq;
-    if (cr && client_request_read(&t->mem, arch_client_request_block(regs), cr->word, &rq) == 0 &&
-        client_request_name(rq.code)) {
+    bool read = cr && client_request_read(&t->mem, arch_client_request_block(regs), cr->word,
+                                          &rq) == 0;
+    if (read)
+        note_first(t, bp, rq.code);
+    if (read && client_request_name(rq.code)) {
         /* agent engine: the calls recorded before this stop are booked
          * first (the malloc of an arena before its first object) */
         engine_drain(t, false);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "target/tracer/alloc_fn_spec.h"
 
 /* C++ operators are mangled with the target's size_t: 'm' (unsigned long) on
  * LP64, 'j' (unsigned int) on ILP32. */
@@ -251,51 +252,75 @@ static unsigned nnamed;
 const struct intercept_fn *intercept_table(void) { return table; }
 size_t intercept_count(void) { return TABLE_LEN + nnamed; }
 
-static const struct {
-    const char *word;
-    enum intercept_op op;
-    bool releases;
-} named_kinds[] = {
-    {"malloc", OP_MALLOC, false},
-    {"calloc", OP_CALLOC, false},
-    {"realloc", OP_REALLOC, false},
-    {"free", OP_FREE, false}, /* booked at its return (calls.c) */
-    {"aligned", OP_ALIGNED_ALLOC, false}, /* (alignment, size), as aligned_alloc */
-};
+/* Where --alloc-fn put each named function's arguments (named[i]'s at
+ * named_pos[i]; 0: the C function's own place). */
+static unsigned char named_pos[INTERCEPT_NAMED_MAX][INTERCEPT_POS_MAX];
 
-int intercept_add_named(const char *spec, char *err, size_t errlen)
+unsigned intercept_arg_index(const struct intercept_fn *fn, unsigned k)
 {
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec) {
-        snprintf(err, errlen, "--alloc-fn: NAME=KIND expected, not %s", spec);
+    if (fn >= named && fn < named + nnamed && k < INTERCEPT_POS_MAX && named_pos[fn - named][k])
+        return named_pos[fn - named][k] - 1u;
+    return fn->shift + k;
+}
+
+unsigned intercept_args_needed(const struct intercept_fn *fn, unsigned n)
+{
+    unsigned most = 0;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = intercept_arg_index(fn, k) + 1;
+        most = i > most ? i : most;
+    }
+    return most;
+}
+
+/* One parsed word into named[]; where says where it came from in errors. */
+static int add_spec(const struct alloc_fn_spec *sp, const char *where, char *err, size_t errlen)
+{
+    if (intercept_find(sp->name)) {
+        snprintf(err, errlen, "%s: %s is intercepted already", where, sp->name);
         return -1;
     }
-    size_t k = 0;
-    while (k < sizeof(named_kinds) / sizeof(named_kinds[0]) && strcmp(eq + 1, named_kinds[k].word))
-        k++;
-    if (k == sizeof(named_kinds) / sizeof(named_kinds[0])) {
-        snprintf(err, errlen, "--alloc-fn %s: KIND is malloc, calloc, realloc, free or aligned",
-                 spec);
+    if (nnamed == INTERCEPT_NAMED_MAX) {
+        snprintf(err, errlen, "%s: at most %d functions", where, INTERCEPT_NAMED_MAX);
         return -1;
     }
-    char *name = strndup(spec, (size_t)(eq - spec));
+    char *name = strdup(sp->name);
     if (!name) {
         snprintf(err, errlen, "--alloc-fn: out of memory");
         return -1;
     }
-    if (intercept_find(name)) {
-        snprintf(err, errlen, "--alloc-fn %s: %s is intercepted already", spec, name);
-        free(name);
-        return -1;
-    }
-    if (nnamed == INTERCEPT_NAMED_MAX) {
-        snprintf(err, errlen, "--alloc-fn: at most %d functions", INTERCEPT_NAMED_MAX);
-        free(name);
-        return -1;
-    }
-    named[nnamed++] = (struct intercept_fn){name, named_kinds[k].op, FAMILY_NAMED,
-                                            named_kinds[k].releases, 0};
+    named[nnamed] = (struct intercept_fn){name, sp->op, FAMILY_NAMED, false, 0};
+    memcpy(named_pos[nnamed++], sp->pos, sizeof(named_pos[0]));
+    /* name lives in named[] as long as the tracer */
+    /* cppcheck-suppress memleak */
     return 0;
+}
+
+int intercept_add_named(const char *spec, char *err, size_t errlen)
+{
+    if (spec[0] == '@') {
+        /* static: 32 entries of 260 bytes, once, while the options are read */
+        static struct alloc_fn_spec specs[INTERCEPT_NAMED_MAX];
+        size_t n;
+        if (alloc_fn_file_load(spec + 1, specs, INTERCEPT_NAMED_MAX - nnamed, &n, err, errlen) < 0)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            char where[ALLOC_FN_LINE_MAX];
+            snprintf(where, sizeof(where), "%s:%u", spec + 1, specs[i].line);
+            if (add_spec(&specs[i], where, err, errlen) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    struct alloc_fn_spec sp;
+    char why[128];
+    if (alloc_fn_spec_parse(spec, strlen(spec), &sp, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "--alloc-fn %s: %s", spec, why);
+        return -1;
+    }
+    char where[ALLOC_FN_LINE_MAX];
+    snprintf(where, sizeof(where), "--alloc-fn %.*s", 400, spec);
+    return add_spec(&sp, where, err, errlen);
 }
 
 const struct intercept_fn *intercept_find(const char *name)

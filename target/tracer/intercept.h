@@ -71,6 +71,16 @@ struct intercept_fn {
     unsigned char shift;     /* leading arguments before the op's own (0 or 1) */
 };
 
+/* How many of an op's own arguments --alloc-fn can place (calloc's two). */
+#define INTERCEPT_POS_MAX 2
+/* The 0-based index among the function's own arguments (as registers and
+ * stack words give them) of the op's own argument k: after fn->shift, or
+ * where --alloc-fn NAME=KIND:POSITIONS put it (in any order, with gaps:
+ * pool_free(pool, p) is free:2). */
+unsigned intercept_arg_index(const struct intercept_fn *fn, unsigned k);
+/* How many of the function's arguments hold the op's first n. */
+unsigned intercept_args_needed(const struct intercept_fn *fn, unsigned n);
+
 /* All intercepted functions, ended by an entry with a NULL name. */
 const struct intercept_fn *intercept_table(void);
 const struct intercept_fn *intercept_find(const char *name);
@@ -107,12 +117,13 @@ void intercept_site_add(struct intercept_site *sites, size_t *n, size_t cap, con
 void intercept_sites_sort(struct intercept_site *sites, size_t n);
 size_t intercept_count(void);
 
-/* --alloc-fn NAME=KIND (KIND: malloc, calloc, realloc, free, or aligned:
- * (alignment, size) -> ptr, as aligned_alloc): NAME is
+/* --alloc-fn NAME=KIND[:POSITIONS] (KIND: malloc, calloc, realloc, free,
+ * or aligned: (alignment, size) -> ptr, as aligned_alloc; POSITIONS: where
+ * its arguments are, alloc_fn_spec.h), or @FILE of such words: NAME is
  * intercepted as that function, in every module that defines it, its
  * blocks of the FAMILY_NAMED family.  Before the first lookup.  0, or -1
- * with a one-line reason (bad KIND, a name intercepted already, too
- * many). */
+ * with a one-line reason (bad word, FILE:LINE: for a file's, a name
+ * intercepted already, too many). */
 #define INTERCEPT_NAMED_MAX 32
 int intercept_add_named(const char *spec, char *err, size_t errlen);
 
