@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak rss heaps sigterm stacks net agent} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak rss heaps sigterm stacks net agent except} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -252,9 +252,11 @@ if $MT --version 2>/dev/null | grep -q 'engines:.*agent'; then
         send ag_$name.json /tmp/ag_$name.json
         send ag_$name.err /tmp/ag_$name.err
     done
-    for bin in stacks_O2 stacks_cxx; do
+    for bin in stacks_O2 stacks_cxx sigalt_O0; do
+        args=
+        [ $bin = sigalt_O0 ] && args=100
         for e in ptrace agent; do
-            LD_LIBRARY_PATH=$P $MT -q -d 40 -j --engine=$e -o /tmp/eng_${bin}_$e.json $P/$bin >/dev/null 2>/tmp/eng_${bin}_$e.err
+            LD_LIBRARY_PATH=$P $MT -q -d 40 -j --engine=$e -o /tmp/eng_${bin}_$e.json $P/$bin $args >/dev/null 2>/tmp/eng_${bin}_$e.err
             echo "@@RC eng_${bin}_$e memtrace=$?"
             send eng_${bin}_$e.json /tmp/eng_${bin}_$e.json
             send eng_${bin}_$e.err /tmp/eng_${bin}_$e.err
@@ -319,5 +321,29 @@ else
     send ag_fallback.json /tmp/ag_fallback.json
     send ag_fallback.err /tmp/ag_fallback.err
 fi
+fi
+
+# C++ exceptions thrown out of intercepted functions (issue 29): each
+# program untraced, under valgrind (except_own's run is except_std's
+# oracle too) and under both engines.
+if want except; then
+echo "@@PHASE except $(date +%s)"
+for prog in except_own except_inner; do
+    valgrind --soname-synonyms=somalloc=nouserintercepts --run-libc-freeres=no --run-cxx-freeres=no \
+        --read-inline-info=no --log-file=/tmp/ex_$prog.vg $P/$prog >/dev/null 2>&1
+    send ex_$prog.vg /tmp/ex_$prog.vg
+done
+for prog in except_std except_own except_inner; do
+    $P/$prog >/tmp/ex_$prog.plain 2>/dev/null
+    echo "@@RC ex_${prog}_plain rc=$?"
+    send ex_$prog.plain /tmp/ex_$prog.plain
+    for e in ptrace agent; do
+        $MT -q -j --engine=$e -o /tmp/ex_${prog}_$e.json $P/$prog >/tmp/ex_${prog}_$e.out 2>/tmp/ex_${prog}_$e.err
+        echo "@@RC ex_${prog}_$e memtrace=$?"
+        send ex_${prog}_$e.json /tmp/ex_${prog}_$e.json
+        send ex_${prog}_$e.out /tmp/ex_${prog}_$e.out
+        send ex_${prog}_$e.err /tmp/ex_${prog}_$e.err
+    done
+done
 fi
 echo "@@PHASE done $(date +%s)"

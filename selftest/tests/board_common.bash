@@ -100,7 +100,11 @@ board_build() {
         "${cc[@]}" stacks_O2 "$d/stacks_main.c" -g -O2 -fomit-frame-pointer -L. -lstacks_O2 $cflags &&
         "${cc[@]}" stacks_cxx "$d/stacks_cxx.cpp" -g -O0 $cflags &&
         "${cc[@]}" stacks_threads "$d/stacks_threads.c" -g -O2 -fomit-frame-pointer $cflags &&
-        "${cc[@]}" stacks_libc "$d/stacks_libc.c" -g -O2 $cflags
+        "${cc[@]}" stacks_libc "$d/stacks_libc.c" -g -O2 $cflags &&
+        "${cc[@]}" sigalt_O0 "$d/sigalt_jump.c" -g -O0 $cflags &&
+        "${cc[@]}" except_std "$s/except_std.cpp" -std=gnu++17 -O0 -g $cflags &&
+        "${cc[@]}" except_own "$s/except_own.cpp" -std=gnu++17 -O0 -g $cflags &&
+        "${cc[@]}" except_inner "$s/except_inner.cpp" -std=gnu++17 -O0 -g $cflags
     } >"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the test programs failed"; }
     # armhf: the arena also in ARM state, whose request sequence has other
     # bytes than Thumb-2's (arch/arm.c)
@@ -245,7 +249,7 @@ board_step() {
 
 # BOARD_PHASES: the phases of the suite to run (all by default; fewer only
 # to debug one).
-BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps sigterm stacks net agent}
+BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps sigterm stacks net agent except}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=()
@@ -300,6 +304,7 @@ board_judge() {
     phase stacks && board_judge_stacks "$g"
     phase net && board_judge_net "$g"
     phase agent && board_judge_agent "$g"
+    phase except && board_judge_except "$g"
     if [ ${#FAILED[@]} -gt 0 ]; then
         fail "$BOARD_ARCH board: ${#FAILED[@]} checks failed: ${FAILED[*]}"
     fi
@@ -471,6 +476,36 @@ board_judge_net() {
     true
 }
 
+# C++ exceptions thrown out of an intercepted function (issue 29; the
+# programs of intercept_exceptions.sh): under each engine the program
+# prints and exits as untraced (no std::terminate), no release is called
+# misuse, the JSON names the engine asked for, and the HEAP SUMMARY equals
+# valgrind's in the same VM (except_own's run is the oracle of except_std
+# too: valgrind cannot throw from its own operator new).
+board_judge_except() {
+    local g=$1 prog e vg mt ok eng
+    for prog in except_std except_own except_inner; do
+        vg=$g/ex_except_own.vg
+        [ $prog = except_inner ] && vg=$g/ex_except_inner.vg
+        vg=$(valgrind_log_figures "$vg" 2>&1)
+        for e in ptrace agent; do
+            mt=$(memtrace_json_figures "$g/ex_${prog}_$e.json" 2>&1)
+            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ex_${prog}_$e.json" 2>&1)
+            ok=1
+            [ "$(rc_of ex_${prog}_plain rc)" = 0 ] && [ "$(rc_of ex_${prog}_$e memtrace)" = 0 ] &&
+                [ -s "$g/ex_$prog.plain" ] && cmp -s "$g/ex_$prog.plain" "$g/ex_${prog}_$e.out" &&
+                ! grep -aq 'terminate called' "$g/ex_${prog}_$e.err" &&
+                ! grep -aqE 'Invalid|Mismatched' "$g/ex_${prog}_$e.err" &&
+                [ "$eng" = $e ] && [ "$vg" = "$mt" ] && ok=0
+            check "except $prog $e" $ok "exit $(rc_of ex_${prog}_$e memtrace) (untraced $(rc_of ex_${prog}_plain rc)), output $(cmp -s "$g/ex_$prog.plain" "$g/ex_${prog}_$e.out" && echo same || echo differs), engine $eng, valgrind $vg | memtrace $mt $(grep -a -m2 -E 'terminate|what\(\)|Invalid|Mismatched|warn' "$g/ex_${prog}_$e.err" | tr '\n' ' ')"
+        done
+    done
+}
+
+# The stack of sigalt_jump's handler mallocs (100 of 24-31 bytes; main's
+# 100 are of 16), from engine_stacks.py's lines.
+sigalt_handler_stack() { awk '$2 == 100 && $3 == 100 && $1 != 1600' "$1" | head -n 1; }
+
 board_judge_agent() {
     local g=$1 c vg mt rc
     if [ "$BOARD_ARCH" != aarch64 ] && [ "$BOARD_ARCH" != arm ]; then
@@ -509,14 +544,21 @@ board_judge_agent() {
         [ -s "$MT_TMP/eng_$c.diff" ] && head -n 20 "$MT_TMP/eng_$c.diff"
     done
     local bin
-    for bin in stacks_O2 stacks_cxx; do
+    # (sigalt_O0: handlers on an alternate signal stack, the frames below
+    # the signal frame on the other stack: the agent's second window)
+    for bin in stacks_O2 stacks_cxx sigalt_O0; do
         python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/eng_${bin}_ptrace.json" >"$MT_TMP/eng_$bin.ptrace" 2>&1
         python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/eng_${bin}_agent.json" >"$MT_TMP/eng_$bin.agent" 2>&1
         diff "$MT_TMP/eng_$bin.ptrace" "$MT_TMP/eng_$bin.agent" >"$MT_TMP/eng_$bin.diff" &&
             [ "$(wc -l <"$MT_TMP/eng_$bin.agent")" -gt 1 ] &&
-            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/eng_${bin}_agent.json")" = agent ]
+            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/eng_${bin}_agent.json")" = agent ] &&
+            # the handlers' stack goes on below the signal frame to main
+            # and _start (three frames of the program; one where it ended
+            # at the signal frame)
+            { [ $bin != sigalt_O0 ] || [ "$(sigalt_handler_stack "$MT_TMP/eng_$bin.agent" | grep -o 'sigalt_O0+' | wc -l)" -ge 3 ]; }
         check "agent stacks $bin" $? "$(head -1 "$MT_TMP/eng_$bin.agent"), $(($(wc -l <"$MT_TMP/eng_$bin.agent") - 1)) stacks: the agent's $( [ -s "$MT_TMP/eng_$bin.diff" ] && echo differ || echo equal) to the breakpoint engine's"
         [ -s "$MT_TMP/eng_$bin.diff" ] && { head -n 20 "$MT_TMP/eng_$bin.diff"; head -n 5 "$g/eng_${bin}_agent.err"; }
+        [ $bin = sigalt_O0 ] && echo "    the handlers' stack (agent): $(sigalt_handler_stack "$MT_TMP/eng_$bin.agent")"
     done
     # -f: every process of proc_fork's tree with the same figures and stacks
     # from both engines, each process's output as untraced.
