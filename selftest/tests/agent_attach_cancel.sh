@@ -23,15 +23,19 @@ expected=$(./attach_cancel $K < /dev/null 2> /dev/null & pid=$!; sleep 0.2; kill
 
 # in_use NAME: the stacks with blocks in use, one line each (engine_stacks.py)
 in_use() { python3 "$MT_ROOT/selftest/tests/engine_stacks.py" --errors "$1.json" | sed 1d; }
+prog_pid=
+trap '[ -n "$prog_pid" ] && kill $prog_pid 2> /dev/null' EXIT # never left waiting for SIGUSR1
 one() { # NAME ENGINE ROWS
     local name=$1 pid rc
     ./attach_cancel $K > "$name.out" 2> "$name.prog.err" &
     pid=$!
+    prog_pid=$pid
     wait_for_line "$name.out" '^ready$' 20
     MEMTRACE_AGENT_ROWS=$3 console_open "$name.console" -q -j -o "$name.json" --engine="$2" -p $pid
     console_cmd status # the attach is done: the console answers
     kill -USR1 $pid
     wait $pid; rc=$?
+    prog_pid=
     [ $rc -eq 0 ] || fail "$name: attach_cancel exited $rc: $(cat "$name.prog.err")"
     exec 3>&-
     wait $CONSOLE_PID || fail "$name: memtrace failed: $(cat "$name.console.err")"
