@@ -771,6 +771,7 @@ int main(int argc, char **argv)
             mt_info("detached from process %d", (int)s.tracee->pid);
     }
     guardian_release();
+    session_end_signals(); /* the target is safe: a later Ctrl-C ends the report */
     session_flush_misuse(&s); /* those met at the very end */
     session_misuse_free(&s);
     int rc = session_final_report(&s) < 0 ? 1 : 0;

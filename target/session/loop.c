@@ -200,6 +200,32 @@ int session_run(struct session *s)
     close(sfd);
     s->signal_fd = -1;
     close(s->timer_fd);
-    sigprocmask(SIG_UNBLOCK, &mask, NULL);
+    /* SIGINT, SIGTERM and SIGHUP stay blocked until the detach is done
+     * (main.c, session_end_signals): one a program sends to memtrace's
+     * process group (timeout, kill -- -PGID) reaches the tracer twice,
+     * directly and forwarded by the supervisor, and the second copy, let
+     * in here, killed the tracer in the middle of the detach (7 of 20,
+     * 2026-12-02; the guardian then restores what it can, and a thread on
+     * a breakpoint dies of SIGTRAP). */
+    sigset_t rest;
+    sigemptyset(&rest);
+    sigaddset(&rest, SIGCHLD);
+    sigaddset(&rest, SIGWINCH);
+    sigprocmask(SIG_UNBLOCK, &rest, NULL);
     return 0;
+}
+
+void session_end_signals(void)
+{
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    /* Those that came while the session ended asked for what is done
+     * now; one that comes later (a long final report) ends memtrace. */
+    const struct timespec now = {0, 0};
+    while (sigtimedwait(&ending, NULL, &now) > 0)
+        ;
+    sigprocmask(SIG_UNBLOCK, &ending, NULL);
 }

@@ -126,6 +126,10 @@ int session_snapshot_poll(struct session *s);
 /* Runs the event loop until the process ends or the session is asked to
  * quit.  Returns 0, or -1 on a tracer error. */
 int session_run(struct session *s);
+/* After the detach: the ending signals that came meanwhile dropped, and
+ * SIGINT, SIGTERM and SIGHUP let in again (session_run keeps them
+ * blocked). */
+void session_end_signals(void);
 /* Writes the final report to the -o file or stdout: the first process's
  * report, then (-f) each child's. */
 int session_final_report(struct session *s);

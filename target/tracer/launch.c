@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,57 @@ static int wait_for_stop(struct tracee *t, struct thread *th)
     }
 }
 
+/* The kernel refuses PTRACE_SEIZE with EPERM, the error of a thread it
+ * forbids, also for two threads of a process being attached that need
+ * nothing (issue 29: threads created and cancelled during the attach):
+ * one whose exit is done (ptrace_attach: exit_state set), listed in
+ * /proc/PID/task until it is reaped, and one already ours, made by a
+ * thread seized a moment before (PTRACE_O_TRACECLONE attached it; its
+ * first stop adds it, tracer_handle_stop). */
+
+/* Has thread tid of process pid ended (a zombie, dead, or gone)? */
+static bool thread_ended(pid_t pid, pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    int e = errno;
+    close(fd);
+    if (n <= 0)
+        return n < 0 && e == ESRCH;
+    buf[n] = 0;
+    /* "tid (comm) S ...": comm may hold spaces and parentheses, the
+     * state follows the last ')'. */
+    const char *close_paren = strrchr(buf, ')');
+    if (!close_paren || close_paren[1] != ' ')
+        return false;
+    char state = close_paren[2];
+    return state == 'Z' || state == 'X' || state == 'x';
+}
+
+/* Is thread tid of process pid traced by this process already? */
+static bool thread_traced_here(pid_t pid, pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ours = false;
+    while (fgets(line, sizeof(line), f)) {
+        int tracer;
+        if (sscanf(line, "TracerPid: %d", &tracer) == 1) {
+            ours = tracer == (int)getpid();
+            break;
+        }
+    }
+    fclose(f);
+    return ours;
+}
+
 static int seize_all_threads(struct tracee *t, char *err, size_t errlen)
 {
     char path[64];
@@ -159,7 +211,10 @@ static int seize_all_threads(struct tracee *t, char *err, size_t errlen)
             if (tid <= 0 || thread_find(t, tid))
                 continue;
             if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_OPTIONS) < 0) {
-                if (errno == ESRCH)
+                /* (a thread other than the leader that ended meanwhile, or
+                 * that a seized thread made: see thread_ended) */
+                if (errno == ESRCH || (errno == EPERM && tid != t->pid &&
+                                       (thread_ended(t->pid, tid) || thread_traced_here(t->pid, tid))))
                     continue;
                 seize_error(t->pid, errno, err, errlen);
                 closedir(d);

@@ -4,14 +4,50 @@
  * return address that changes under a frame that stays.  Every block is
  * kept (or freed where said), so that the report lists every path with
  * its counts: agent_engines.sh compares it with the breakpoint engine's.
- * Built with frame pointers (rbp then equal at the same depth) and without. */
+ * Built with frame pointers (rbp then equal at the same depth) and without.
+ *
+ * "memo_twins migrate" (agent_ring_order.sh): the thread moves to another
+ * CPU before the free, the malloc and the realloc of every reused block
+ * (free(p), then malloc(8) returns p again from the tcache, then
+ * realloc(p)), so that one thread's three records come from three CPU
+ * moves in a row, whatever clock each CPU keeps (issue 29, case 4a). */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP 4096
 
 static void *keep[KEEP];
 static unsigned nkeep;
+
+static cpu_set_t allowed; /* the CPUs the program may run on (migrate) */
+static int migrate, last_cpu = -1;
+
+/* migrate: on to the next allowed CPU (a no-op on one CPU or without it) */
+static NOINLINE void move_on(void)
+{
+    if (!migrate)
+        return;
+    for (int k = 1; k <= CPU_SETSIZE; k++) {
+        int c = (last_cpu + k) % CPU_SETSIZE;
+        if (CPU_ISSET(c, &allowed)) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            if (sched_setaffinity(0, sizeof(one), &one) == 0)
+                last_cpu = c;
+            return;
+        }
+    }
+}
+
+static NOINLINE void *moved(void *p)
+{
+    move_on();
+    return p;
+}
 
 static NOINLINE void store(void *p)
 {
@@ -52,8 +88,10 @@ NOINLINE int recurse(int depth, int i)
     return r;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    migrate = argc > 1 && strcmp(argv[1], "migrate") == 0 &&
+              sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1;
     for (int i = 0; i < 3000; i++) {
         switch (i % 7) {
         case 0: twin_a(i); break;
@@ -64,11 +102,15 @@ int main(void)
         case 5: recurse(i % 5, i); break;
         default:
             /* a free from the same leaf depth, then a realloc */
+            move_on();
             free(keep[(nkeep - 1) % KEEP]);
             keep[(nkeep - 1) % KEEP] = NULL;
-            store(realloc(leaf(8), 64));
+            move_on();
+            store(realloc(moved(leaf(8)), 64));
             break;
         }
     }
+    if (migrate)
+        sched_setaffinity(0, sizeof(allowed), &allowed);
     return 0;
 }
