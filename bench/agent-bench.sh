@@ -190,3 +190,37 @@ for mode in exact sample; do
     printf '  %-7s %9s bytes in %s s (%s bytes/s)\n' "$mode" "$(stat -c %s "$TMP/rec.mt")" \
         "$(calc "$wall / 1e6" 2)" "$(calc "$(stat -c %s "$TMP/rec.mt") / ($wall / 1e6)" 0)"
 done
+
+# Issue 28: the target's added RSS with many threads, and on a compiler run.
+# 300 threads that allocate now and then (selftest/programs/threads_idle.c:
+# 3 mallocs every 10 ms, 100 rounds): the VmRSS (and RssShmem: the agent's
+# shared region) the program reads itself with every thread alive, traced
+# minus native.  clang -O2 -c of a 680-line file: its peak (wait4's
+# ru_maxrss, /usr/bin/time -f %M run under the tool), traced minus native.
+echo
+TI=$TMP/threads_idle
+if cc -O0 -g -pthread -o "$TI" "$ROOT/selftest/programs/threads_idle.c" 2>/dev/null; then
+    status_kib() { awk -v k="$1:" '$1 == k { print $2 }' "$TMP/out"; }
+    "$TI" 300 100 10 >"$TMP/out" 2>&1
+    nat=$(status_kib VmRSS)
+    "$MEMTRACE" -q --engine=agent -o /dev/null "$TI" 300 100 10 >"$TMP/out" 2>&1
+    ag=$(status_kib VmRSS) ag_shm=$(status_kib RssShmem)
+    ht="n/a (no heaptrack)"
+    if have heaptrack; then
+        (cd "$TMP" && heaptrack -o "$TMP/ht-idle" "$TI" 300 100 10 >"$TMP/out" 2>&1)
+        ht="$(( $(status_kib VmRSS) - nat )) KiB"
+    fi
+    echo "added target RSS, 300 threads: agent $((ag - nat)) KiB (RssShmem $ag_shm KiB), heaptrack $ht (native VmRSS $nat KiB)"
+fi
+if have clang && [ -x /usr/bin/time ]; then
+    CSRC=$ROOT/target/agent/agent_inject.c
+    cc1() { /usr/bin/time -f %M clang -O2 -I"$ROOT" -D_GNU_SOURCE -c "$CSRC" -o "$TMP/c.o"; }
+    peak() { "$@" 2>&1 >/dev/null | grep -E '^[0-9]+$' | tail -1; }
+    nat=$(peak cc1)
+    ag=$(peak "$MEMTRACE" -q -f --engine=agent -o /dev/null /usr/bin/time -f %M clang -O2 -I"$ROOT" -D_GNU_SOURCE -c "$CSRC" -o "$TMP/c.o")
+    ht="n/a (no heaptrack)"
+    have heaptrack && ht="$(( $(cd "$TMP" && peak heaptrack -o "$TMP/ht-cc" /usr/bin/time -f %M clang -O2 -I"$ROOT" -D_GNU_SOURCE -c "$CSRC" -o "$TMP/c.o") - nat )) KiB"
+    echo "added target RSS, clang -O2 -c: agent $((ag - nat)) KiB, heaptrack $ht (native peak $nat KiB)"
+else
+    echo "added target RSS, clang -O2 -c: n/a (no clang or /usr/bin/time)"
+fi
