@@ -443,9 +443,12 @@ lint:
 	clang-tidy --quiet $(TARGET_SRCS) $(SHARED_SRCS) $(HOSTFS_SRCS) target/main.c -- -std=gnu11 -I. -I$(PB_GEN) -D_GNU_SOURCE
 	python3 selftest/include-cycles.py $(BUILD)
 
+# The boards' tracers: arm64 and armhf cross-built, i386 with gcc -m32
+# (selftest/tests/board_*.sh).
 cross:
 	$(MAKE) BUILD=build-aarch64 CROSS_COMPILE=aarch64-linux-gnu- ARCH=aarch64
 	$(MAKE) BUILD=build-arm CROSS_COMPILE=arm-linux-gnueabihf- ARCH=arm
+	$(MAKE) BUILD=build-i386 ARCH=i386 build-i386/memtrace
 
 install: install-memtrace install-memtrace-fs
 

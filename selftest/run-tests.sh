@@ -108,7 +108,7 @@ run_one() {
 }
 
 # The tests that take longest, started first (selftest/run-tests.sh's pool).
-LONGEST=(leak_corpus board_armhf board_aarch64 fuzz_short agent_engines rely_hostile_attach
+LONGEST=(leak_corpus board_armhf board_aarch64 board_i386 fuzz_short agent_engines rely_hostile_attach
          intercept_allocator_jemalloc intercept_allocator_tcmalloc intercept_exceptions
          engine_valgrind_counts arch_cross_displace ship_deb ship_deb_cross
          intercept_allocator_mimalloc rely_slow_host arch_cross_unwind addr2line_inlines
@@ -159,7 +159,7 @@ PATTERNS=("$@")
 JOBS=${MT_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
 [ "${MT_SERIAL:-0}" = 1 ] && JOBS=1
 queue=()
-# The two boards' qemu-system guests take one after another: side by side
+# The boards' qemu-system guests take one after another: side by side
 # each would take twice as long to boot and the rest of the pool would starve.
 boards=()
 for name in "${LONGEST[@]}"; do

@@ -39,6 +39,9 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # boards (selftest/board): arm64 and armhf kernels in qemu-system, an
       # initramfs made with cpio, C++ test programs cross-built with clang++
       qemu-system-arm cpio libstdc++-12-dev-arm64-cross libstdc++-12-dev-armhf-cross
+      # the i386 board: Debian's 686-pae kernel in qemu-system-i386, the
+      # tracer and programs built here with gcc -m32 (make ARCH=i386)
+      qemu-system-x86
       # the console's line editor (target/console/line_edit.c), linked
       # statically: libedit.a with libbsd.a, libmd.a and ncurses' libtinfo.a
       libedit-dev libbsd-dev libmd-dev
@@ -52,13 +55,13 @@ PKGS=(build-essential gcc g++ make libelf-dev zlib1g-dev libavahi-client-dev lib
       # program as Debian packages it; a missing one fails its test
       redis-server redis-tools nginx sqlite3 xz-utils git perl)
 # The boards' own packages (kernel, busybox, libc, valgrind, gdbserver of
-# arm64 and armhf) are not installed: selftest/board/fetch.sh downloads and
+# arm64, armhf and i386) are not installed: selftest/board/fetch.sh downloads and
 # unpacks them into build-board/ once apt knows those architectures.
-BOARD_ARCHS=(arm64 armhf)
+BOARD_ARCHS=(arm64 armhf i386)
 BOARD_CACHE_ROOT=${BOARD_CACHE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)/build-board}
 board_fetch() {
     local a
-    for a in aarch64 arm; do
+    for a in aarch64 arm i386; do
         "$(dirname "$0")/../selftest/board/fetch.sh" "$a" "$BOARD_CACHE_ROOT/$a" ||
             echo "install-deps: the $a board is not fetched: its tests will fail" >&2
     done
@@ -86,13 +89,9 @@ done
 # valgrind's 32-bit memcheck find ld.so's symbols.  Only the runtime i386
 # packages come from the multiarch archive: the -dev ones would pull
 # linux-libc-dev:i386, which must match the amd64 version exactly and
-# fails whenever one mirror index lags.  Done for ARCH=i386, or when i386
-# is already a foreign architecture here.
-want_i386=0
-if [ "${ARCH:-}" = i386 ] || dpkg --print-foreign-architectures 2>/dev/null | grep -qx i386; then
-    want_i386=1
-    PKGS+=(lib32z1-dev libelf1:i386 libc6-dbg:i386)
-fi
+# fails whenever one mirror index lags.  Always: make check builds the
+# i386 tracer for the i386 board (selftest/tests/board_i386.sh).
+PKGS+=(lib32z1-dev libelf1:i386 libc6-dbg:i386)
 # The pprof export's oracle: npm's pprof-format, into selftest/node/
 # (package.json there pins it; node_modules is not committed).
 node_deps() {
@@ -129,9 +128,6 @@ fi
 cleanup() { [ $made_policy = 1 ] && rm -f $policy; true; }
 trap cleanup EXIT
 export DEBIAN_FRONTEND=noninteractive
-if [ $want_i386 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx i386; then
-    dpkg --add-architecture i386
-fi
 for a in "${new_archs[@]}"; do dpkg --add-architecture "$a"; done
 # A mirror in sync can fail one index; the install then says what is really missing.
 apt-get update -qq || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2

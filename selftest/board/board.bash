@@ -2,7 +2,8 @@
 #
 #   board_vars ARCH             sets BOARD_TRIPLE (the clang target)
 #   board_cc ARCH OUT SRC ARGS  cross-compiles a C or C++ program with clang
-#                               (the libc6-dev-*-cross sysroot, lld)
+#                               (the libc6-dev-*-cross sysroot, lld); i386
+#                               with gcc -m32 (gcc-multilib), as make ARCH=i386
 #   board_extract LOG DIR       the guest's "@@BEGIN NAME" .. "@@END NAME"
 #                               blocks of the console log LOG as DIR/NAME
 #
@@ -13,6 +14,7 @@ board_vars() {
     case $1 in
         aarch64) BOARD_TRIPLE=aarch64-linux-gnu ;;
         arm) BOARD_TRIPLE=arm-linux-gnueabihf ;;
+        i386) BOARD_TRIPLE=i386-linux-gnu ;;
         *) echo "board_vars: unknown ARCH $1" >&2; return 1 ;;
     esac
 }
@@ -23,6 +25,12 @@ board_cc() {
     board_vars "$arch" || return 1
     local cc=clang
     case $src in *.cpp|*.cc) cc=clang++ ;; esac
+    if [ "$arch" = i386 ]; then
+        cc=gcc
+        case $src in *.cpp|*.cc) cc=g++ ;; esac
+        $cc -m32 -pthread -o "$out" "$src" "$@"
+        return
+    fi
     $cc --target="$BOARD_TRIPLE" -fuse-ld=lld -pthread -o "$out" "$src" "$@"
 }
 

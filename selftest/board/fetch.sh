@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Fetches what a board (a Debian arm64 or armhf system booted in qemu-system)
+# Fetches what a board (a Debian arm64, armhf or i386 system booted in
+# qemu-system)
 # is made of, with apt only: the kernel, busybox, the real libc (valgrind
 # needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind and
 # gdbserver of that architecture.  Nothing is installed into the host's
 # root: each package is downloaded with `apt-get download` and unpacked with
 # `dpkg-deb -x` into CACHE/root.
 #
-#   selftest/board/fetch.sh ARCH CACHE      ARCH: aarch64|arm (or arm64|armhf)
+#   selftest/board/fetch.sh ARCH CACHE      ARCH: aarch64|arm|i386 (or arm64|armhf)
 #
 # Needs the foreign architecture added (`dpkg --add-architecture`) and apt's
 # lists updated: tools/install-deps.sh does both.  Exits non-zero with one
@@ -16,7 +17,9 @@ set -eu
 case "${1:-}" in
     aarch64|arm64) darch=arm64 flavour=arm64 ;;
     arm|armhf) darch=armhf flavour=armmp ;;
-    *) echo "usage: $0 aarch64|arm CACHE" >&2; exit 2 ;;
+    # i386: the PAE kernel (NX pages, as the tracer's x86 hosts have them)
+    i386) darch=i386 flavour=686-pae ;;
+    *) echo "usage: $0 aarch64|arm|i386 CACHE" >&2; exit 2 ;;
 esac
 cache=${2:?usage: $0 ARCH CACHE}
 mkdir -p "$cache/debs"
@@ -31,6 +34,9 @@ kpkg=$(apt-cache depends "linux-image-$flavour:$darch" 2>/dev/null |
        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n 1)
 [ -n "$kpkg" ] || die "no linux-image-$flavour:$darch in apt's lists (apt-get update?)"
 pkgs=("$kpkg" busybox-static libc6 libgcc-s1 gcc-12-base libstdc++6 libc6-dbg valgrind gdbserver)
+# i386: the tracer (make ARCH=i386, gcc -m32) links zlib as a shared library,
+# as on every Debian i386 system (zlib1g is required there).
+[ "$darch" = i386 ] && pkgs+=(zlib1g)
 
 # What would be fetched: package=version for each, the stamp of the set.
 # One apt-cache call for all (each call reads every list).

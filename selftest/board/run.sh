@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Boots a board: Debian's own arm64 or armhf kernel in qemu-system (TCG),
+# Boots a board: Debian's own arm64, armhf or i386 kernel in qemu-system (TCG),
 # with an initramfs made of Debian packages (selftest/board/fetch.sh) plus
 # the files given here, runs one guest script there and powers off.
 #
 #   selftest/board/run.sh ARCH OUTDIR GUEST_SCRIPT [FILE|DIR...]
 #
-# ARCH is aarch64 or arm.  Every FILE or DIR is copied into /mt of the guest
+# ARCH is aarch64, arm or i386.  Every FILE or DIR is copied into /mt of the guest
 # (by its base name); GUEST_SCRIPT runs as `sh /mt/test.sh` with /mt as its
 # working folder and /mt/env sourced first.  The guest has busybox (every
 # applet on PATH), the real libc, libstdc++, valgrind (memcheck) with
@@ -17,12 +17,14 @@
 #
 # Environment:
 #   BOARD_CACHE      where fetch.sh unpacked the packages (build-board/ARCH)
-#   BOARD_CPU        qemu -cpu (aarch64: cortex-a57; arm: cortex-a15)
+#   BOARD_CPU        qemu -cpu (aarch64: cortex-a57; arm: cortex-a15;
+#                    i386: max, TCG's every feature)
 #   BOARD_SMP, BOARD_MEM   vCPUs (1) and MiB of memory (1024); under TCG a
 #                    ptrace stop that wakes another vCPU costs 3-30x more
 #   BOARD_NETNS      run qemu inside this network namespace, its NIC being
 #                    the tap device BOARD_TAP there (made by the caller); the
-#                    guest loads virtio_mmio, failover, net_failover and
+#                    guest loads virtio_mmio (i386: virtio_pci and what it
+#                    needs), failover, net_failover and
 #                    virtio_net from the kernel package and gives eth0
 #                    BOARD_GUEST_ADDR (an address/prefix, e.g. 169.254.9.2/16)
 #   BOARD_ENV        lines "NAME=value" written to /mt/env
@@ -34,20 +36,29 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-usage() { echo "usage: $0 aarch64|arm OUTDIR GUEST_SCRIPT [FILE...]" >&2; exit 2; }
+usage() { echo "usage: $0 aarch64|arm|i386 OUTDIR GUEST_SCRIPT [FILE...]" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 arch=$1 out=$2 script=$3
 shift 3
 die() { echo "board ($arch): $*" >&2; exit 126; }
 
+# The ARM boards are -M virt (virtio on MMIO, a PL011 console); i386 is a
+# PC (virtio on PCI, the 8250 UART as console).
+machine=virt console=ttyAMA0 nic=virtio-net-device pkg=qemu-system-arm
+virtio_mods=(kernel/drivers/virtio/virtio_mmio.ko)
 case $arch in
     aarch64) qemu=qemu-system-aarch64 cpu=${BOARD_CPU:-cortex-a57} triple=aarch64-linux-gnu ;;
     arm) qemu=qemu-system-arm cpu=${BOARD_CPU:-cortex-a15} triple=arm-linux-gnueabihf ;;
+    i386) qemu=qemu-system-i386 cpu=${BOARD_CPU:-max} triple=i386-linux-gnu
+          machine=pc console=ttyS0 nic=virtio-net-pci pkg=qemu-system-x86
+          virtio_mods=(kernel/drivers/virtio/virtio_ring.ko kernel/drivers/virtio/virtio.ko
+                       kernel/drivers/virtio/virtio_pci_modern_dev.ko
+                       kernel/drivers/virtio/virtio_pci_legacy_dev.ko kernel/drivers/virtio/virtio_pci.ko) ;;
     *) usage ;;
 esac
 cache=${BOARD_CACHE:-$root/build-board/$arch}
 src=$cache/root
-command -v $qemu >/dev/null || die "$qemu is not installed (package qemu-system-arm; make deps)"
+command -v $qemu >/dev/null || die "$qemu is not installed (package $pkg; make deps)"
 command -v cpio >/dev/null || die "cpio is not installed (make deps)"
 [ -f "$src/.kernel" ] || die "no board packages in $cache (selftest/board/fetch.sh $arch $cache)"
 kver=$(cat "$src/.kernel")
@@ -71,10 +82,12 @@ cp -a "$src/usr/bin/valgrind" "$src/usr/bin/valgrind.bin" "$src/usr/bin/gdbserve
     die "no valgrind or gdbserver in $src"
 cp -a "$src"/usr/libexec/valgrind/{memcheck-,vgpreload_core-,vgpreload_memcheck-}* \
     "$src/usr/libexec/valgrind/default.supp" "$stage/usr/libexec/valgrind/" || die "no memcheck in $src"
-mods=(kernel/drivers/virtio/virtio_mmio.ko kernel/net/core/failover.ko
+mods=("${virtio_mods[@]}" kernel/net/core/failover.ko
       kernel/drivers/net/net_failover.ko kernel/drivers/net/virtio_net.ko)
 for m in "${mods[@]}"; do
     cp "$src/lib/modules/$kver/$m" "$stage/lib/modules/" || die "no module $m in the kernel package"
+    m=${m##*/}
+    echo "${m%.ko}" >> "$stage/lib/modules/load.order"
 done
 
 for f in "$@"; do
@@ -101,7 +114,7 @@ echo 1 > /proc/sys/kernel/printk 2>/dev/null
 ip link set lo up
 . /mt/env
 if [ -n "${BOARD_NET:-}" ]; then
-    for m in virtio_mmio failover net_failover virtio_net; do
+    for m in $(cat /lib/modules/load.order); do
         insmod /lib/modules/$m.ko || echo "@@BOARD insmod $m failed"
     done
     n=0
@@ -119,15 +132,15 @@ INIT
 chmod +x "$stage/init"
 ( cd "$stage" && find . | cpio -o -H newc --quiet -R 0:0 ) > "$out/initramfs.cpio" || die "cpio failed"
 
-qcmd=("$qemu" -M virt -cpu "$cpu" -smp "${BOARD_SMP:-1}" -m "${BOARD_MEM:-1024}"
+qcmd=("$qemu" -M "$machine" -cpu "$cpu" -smp "${BOARD_SMP:-1}" -m "${BOARD_MEM:-1024}"
       -nographic -no-reboot -monitor none -serial stdio -net none
       -kernel "$kernel" -initrd "$out/initramfs.cpio"
-      -append "console=ttyAMA0 rdinit=/init quiet panic=-1 ${BOARD_APPEND:-}")
+      -append "console=$console rdinit=/init quiet panic=-1 ${BOARD_APPEND:-}")
 if [ -n "${BOARD_NETNS:-}" ]; then
     # shellcheck disable=SC2054
     qcmd=(ip netns exec "$BOARD_NETNS" "${qcmd[@]}"
           -netdev "tap,id=n0,ifname=${BOARD_TAP:?BOARD_TAP is needed with BOARD_NETNS},script=no,downscript=no"
-          -device virtio-net-device,netdev=n0)
+          -device "$nic,netdev=n0")
 fi
 echo "${qcmd[*]}" > "$out/qemu.cmd"
 # Line by line (sed -u): a caller may follow the log while the board runs.

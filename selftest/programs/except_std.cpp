@@ -7,7 +7,10 @@
 #include <new>
 #include <pthread.h>
 
-static const unsigned long huge = 1UL << 46;
+// More than malloc grants: 64 TiB on a 64-bit CPU; on a 32-bit one 2 GiB,
+// above PTRDIFF_MAX, which glibc's malloc refuses (1UL << 46 is 0 there).
+// Volatile: there a constant above the largest object is a compile error.
+static volatile size_t huge = (size_t)1 << (sizeof(size_t) == 8 ? 46 : 31);
 static char *volatile sink;
 
 __attribute__((noinline)) static char *grab(unsigned long n) { return new char[n]; }

@@ -428,7 +428,13 @@ static void add_range(struct agent_engine *a, uint64_t lo, uint64_t hi)
  * dynamic linker: the agent registers the unwind information of its entry
  * with the first, so that an exception thrown out of an intercepted
  * function unwinds through the agent's frame to the program's handler
- * (agent_core.inc.c, register_frames). */
+ * (agent_core.inc.c, register_frames).  The unwinder is the module that
+ * also throws (_Unwind_RaiseException): i386 glibc's libc.so.6 exports a
+ * second registry of its own (_Unwind_Find_FDE@@GCC_3.0,
+ * __register_frame_info@@GLIBC_2.0, for programs of gcc 2.x) that
+ * libgcc_s never searches; loaded first, it took the registration, and
+ * every bad_alloc out of an intercepted operator new ended in
+ * std::terminate there (the i386 board's except_* checks). */
 static void note_unwinder(struct tracee *t, struct module *m)
 {
     struct agent_engine *a = t->agent;
@@ -437,7 +443,8 @@ static void note_unwinder(struct tracee *t, struct module *m)
         a->data.interp.hi = m->end;
         agent_write_data(t);
     }
-    if (a->data.register_frame_info || !module_export_addr(t->modules, m, "_Unwind_Find_FDE"))
+    if (a->data.register_frame_info || !module_export_addr(t->modules, m, "_Unwind_Find_FDE") ||
+        !module_export_addr(t->modules, m, "_Unwind_RaiseException"))
         return;
     uint64_t reg = module_export_addr(t->modules, m, "__register_frame_info");
     if (!reg)
