@@ -57,20 +57,6 @@ heap cxx $P/intercept_cxx
 heap memalign $P/intercept_memalign
 heap exit7 $P/exit_status
 heap segv $P/exit_status segv
-# i386: intercept_exceptions.sh's C++ programs (std::bad_alloc thrown out
-# of an intercepted operator new), untraced and under each engine.
-if [ -x $P/except_std ]; then
-    for x in except_std except_own except_inner; do
-        $P/$x >/tmp/$x.plain 2>/tmp/$x.plain.err
-        echo "@@RC $x plain=$?"
-        send $x.plain /tmp/$x.plain
-        for e in ptrace agent; do
-            $MT -q -j --engine=$e -o /tmp/${x}_$e.json $P/$x >/tmp/${x}_$e.out 2>/tmp/${x}_$e.err
-            echo "@@RC ${x}_$e memtrace=$?"
-            for f in ${x}_$e.json ${x}_$e.out ${x}_$e.err; do send $f /tmp/$f; done
-        done
-    done
-fi
 fi
 
 if want leak; then
