@@ -26,6 +26,10 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, rip)
 /* arch_return_stub exists (see below). */
 #define ARCH_RETURN_STUB_LEN 16
+/* How far from its module the tracer's code pages may go (target/tracer/
+ * map_place.h): rel32 jumps and RIP-relative operands reach +-2 GiB, half
+ * of it left for the module's own size. */
+#define ARCH_PLACE_REACH (1ull << 30)
 #elif defined(__i386__)
 #include <sys/user.h>
 #define ARCH_NAME "i386"
@@ -40,6 +44,8 @@ typedef struct user_regs_struct arch_user_regs;
 #define ARCH_ARGS_ON_STACK 1      /* cdecl: see arch_arg_slot */
 typedef struct user_regs_struct arch_user_regs;
 #define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, eip)
+/* A rel32 jump wraps around the 4 GiB space: every address is in reach. */
+#define ARCH_PLACE_REACH (4ull << 30)
 #elif defined(__aarch64__)
 #include <asm/ptrace.h>
 #define ARCH_NAME "aarch64"
@@ -53,6 +59,7 @@ typedef struct user_regs_struct arch_user_regs;
 /* Scratch pages go within this distance of their module (target/tracer/
  * scratch.c): the agent's entry patch is one B (+-128 MiB). */
 #define ARCH_SCRATCH_REACH (64ull << 20)
+#define ARCH_PLACE_REACH ARCH_SCRATCH_REACH
 /* Pointer authentication (PAC): a return address saved by code built with
  * -mbranch-protection (paciasp) carries a signature in its high bits.  The
  * unwinder strips it with xpaclri, which runs here on the target's own
@@ -94,6 +101,7 @@ typedef struct user_pt_regs arch_user_regs;
  * scratch.c): the agent's entry patch is one b.w (+-16 MiB) in Thumb code,
  * one b (+-32 MiB) in ARM code, from anywhere in the module's text. */
 #define ARCH_SCRATCH_REACH (8ull << 20)
+#define ARCH_PLACE_REACH ARCH_SCRATCH_REACH
 /* Where no CFI covers a pc, the unwinder reads the EHABI tables
  * (target/unwind/exidx.h) and Thumb prologues. */
 #define ARCH_UNWIND_EXIDX 1

@@ -112,7 +112,7 @@ LONGEST=(leak_corpus board_armhf board_aarch64 board_i386 fuzz_short agent_engin
          intercept_allocator_jemalloc intercept_allocator_tcmalloc intercept_exceptions
          engine_valgrind_counts arch_cross_displace ship_deb ship_deb_cross
          intercept_allocator_mimalloc rely_slow_host arch_cross_unwind addr2line_inlines
-         flow_stress agent_ring_order corpus_interpreters corpus_tools corpus_redis corpus_nginx proc_many_shell)
+         flow_stress agent_ring_order corpus_interpreters corpus_compilers corpus_tools corpus_redis corpus_nginx proc_many_shell)
 is_longest() {
     local t
     for t in "${LONGEST[@]}"; do [ "$t" = "$1" ] && return 0; done
@@ -131,7 +131,7 @@ TWICE=(engine_valgrind_counts engine_valgrind_layout engine_attach_detach engine
        leak_valgrind leak_threads leak_flags leak_corpus misuse_valgrind
        unwind_gdb unwind_vs_gdb stacks_inline_gdb
        proc_fork proc_fork_open proc_vfork_exit proc_threads proc_churn_scan proc_signals 'intercept_*'
-       golden_report rss_parts 'heaps_*')
+       golden_report rss_parts 'heaps_*' trace_layout)
 AGENT_DEFAULT=
 "$MEMTRACE" -q -j -o "$tmproot/engine.json" /bin/true >/dev/null 2>&1 &&
     grep -q '"engine": "agent"' "$tmproot/engine.json" && AGENT_DEFAULT=1

@@ -91,6 +91,66 @@ corpus_case() {
     corpus_verdict "$name" "$verdict" "$line"
 }
 
+# corpus_gdb_case NAME ENV -- PROGRAM ARGS...: a program whose allocations
+# depend on where its mappings fall (docs/allocators.md): the oracle is
+# gdb's count of the untraced program (gdb_heap_count.py: breakpoints on
+# the functions memtrace intercepts) in its native layout, without address
+# randomization as gdb runs it; memtrace's runs, under setarch -R, must
+# count exactly that, under each engine.  valgrind lays the process out
+# its own way: its HEAP SUMMARY must be gdb's plus exactly
+# CORPUS_VALGRIND_DELTA[NAME] ("A F B U N", the five figures' differences,
+# explained where the case is; "-": printed, not checked, for a program
+# whose count under valgrind moves from run to run, said where the case
+# is).  Every run gets valgrind's environment.
+declare -A CORPUS_VALGRIND_DELTA=()
+corpus_gdb_case() {
+    local name=$1 env=() vgenv=() gdbset=() vg gd mt verdict=ok line e st want_st kv want
+    shift
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    command -v gdb >/dev/null || { corpus_verdict "$name" "missing package: gdb"; return; }
+    mapfile -d '' vgenv < <(corpus_valgrind_env "${CORPUS_BASE[@]}" "${env[@]}")
+    [ ${#vgenv[@]} -gt 3 ] || fail "$name: valgrind printed no environment"
+    env -i "${vgenv[@]}" setarch "$(uname -m)" -R "$@" >"$CORPUS_OUT/$name.native.out" 2>/dev/null
+    want_st=$?
+    # gdb itself starts with nothing; its program with valgrind's
+    # environment, in its order.
+    for kv in "${vgenv[@]}"; do gdbset+=(-ex "set environment $kv"); done
+    env -i gdb -batch -nx -ex 'set pagination off' "${gdbset[@]}" \
+        -x "$MT_ROOT/selftest/tests/gdb_heap_count.py" --args "$@" \
+        >"$CORPUS_OUT/$name.gdb.log" 2>&1
+    gd=$(sed -n 's/^gdb_heap_count: //p' "$CORPUS_OUT/$name.gdb.log")
+    [ -n "$gd" ] || { corpus_verdict "$name" "no count from gdb: $(tail -n 2 "$CORPUS_OUT/$name.gdb.log")"; return; }
+    line="oracle gdb $(corpus_words "$gd")"
+    for e in "${CORPUS_ENGINES[@]}"; do
+        "$MEMTRACE" -q --engine "$e" -j -o "$CORPUS_OUT/$name.$e.json" env -i "${vgenv[@]}" \
+            setarch "$(uname -m)" -R "$@" >"$CORPUS_OUT/$name.$e.out" 2>"$CORPUS_OUT/$name.$e.err"
+        st=$?
+        if [ $st != "$want_st" ]; then
+            verdict="memtrace ($e) ended with status $st, not $want_st: $(tail -n 2 "$CORPUS_OUT/$name.$e.err")"
+            break
+        fi
+        cmp -s "$CORPUS_OUT/$name.native.out" "$CORPUS_OUT/$name.$e.out" || { verdict="$e: output differs from the untraced run's"; break; }
+        mt=$(memtrace_json_figures "$CORPUS_OUT/$name.$e.json") || { verdict="$e: no JSON report"; break; }
+        line="$line | $e $(corpus_words "$mt")"
+        [ "$mt" = "$gd" ] || verdict="FAIL: the figures differ from gdb's ($e)"
+        corpus_no_errors "$CORPUS_OUT/$name.$e.json" || verdict="FAIL: misuse errors ($e)"
+    done
+    env -i "${CORPUS_BASE[@]}" "${env[@]}" valgrind --run-libc-freeres=no --run-cxx-freeres=no \
+        --log-file="$CORPUS_OUT/$name.vg.log" "$@" >"$CORPUS_OUT/$name.vg.out" 2>/dev/null
+    vg=$(valgrind_log_figures "$CORPUS_OUT/$name.vg.log") || { corpus_verdict "$name" "no HEAP SUMMARY from valgrind"; return; }
+    if [ "${CORPUS_VALGRIND_DELTA[$name]:-}" = - ]; then
+        corpus_verdict "$name" "$verdict" "$line | valgrind $(corpus_words "$vg") (not checked)"
+        return
+    fi
+    want=$(python3 -c 'import sys; print(*[int(a) + int(b) for a, b in zip(sys.argv[1].split(), sys.argv[2].split())])' \
+        "$gd" "${CORPUS_VALGRIND_DELTA[$name]:-0 0 0 0 0}")
+    line="$line | valgrind $(corpus_words "$vg")"
+    [ "$vg" = "$want" ] || [[ $verdict != ok ]] ||
+        verdict="FAIL: valgrind's figures are not gdb's + (${CORPUS_VALGRIND_DELTA[$name]:-0 0 0 0 0})"
+    corpus_verdict "$name" "$verdict" "$line"
+}
+
 # "A allocs F frees B bytes, U bytes in N blocks" of five figures.
 corpus_words() {
     local a f b u n

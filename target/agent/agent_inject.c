@@ -15,6 +15,7 @@
 #include "shared/xalloc.h"
 #include "target/agent/agent_internal.h"
 #include "target/tracer/guardian.h"
+#include "target/tracer/map_place.h"
 #include "target/tracer/modules.h"
 #include "target/tracer/tracee.h"
 #include "target/tracer/world.h"
@@ -188,8 +189,12 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     a->map = agent_take_region(t->pid, memfd, AGENT_SHARED_SIZE, why, whylen);
     if (!a->map)
         goto fail;
-    r = agent_target_call(t, th, MMAP_SYSCALL, 0, AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                    (uint64_t)memfd, 0);
+    /* Far from the program's own mappings (map_place.h): with no hint the
+     * kernel would put it right below the libraries, where the program's
+     * next mappings go. */
+    r = agent_target_call(t, th, MMAP_SYSCALL,
+                          map_place_hint(t->pid, MAP_PLACE_FAR, AGENT_SHARED_SIZE, 0, NULL),
+                          AGENT_SHARED_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, (uint64_t)memfd, 0);
     if (agent_failed(r)) {
         snprintf(why, whylen, "mmap of the shared region in the target: %s", strerror((int)-r));
         goto fail;
@@ -233,8 +238,11 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
             pidfd = -1;
     }
 
-    r = agent_target_call(t, th, MMAP_SYSCALL, 0, a->hdr.total_size, PROT_READ | PROT_EXEC,
-                    MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0);
+    /* Its entry is reached by absolute jumps: a small neutral place. */
+    r = agent_target_call(t, th, MMAP_SYSCALL,
+                          map_place_hint(t->pid, MAP_PLACE_SMALL, a->hdr.total_size, 0, NULL),
+                          a->hdr.total_size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+                          (uint64_t)-1, 0);
     if (agent_failed(r)) {
         snprintf(why, whylen, "mmap of the agent in the target: %s", strerror((int)-r));
         goto fail;

@@ -69,9 +69,11 @@ static bool parse_line(const char *s, const char *end, struct map_entry *e)
         inode = inode * 10 + (uint64_t)(*s++ - '0');
     e->inode = inode;
     skip_spaces(&s, end);
+    if (e->end <= e->start)
+        return false; /* (before the path is copied: nothing to free) */
     if (s < end)
         e->path = xstrndup(s, (size_t)(end - s));
-    return e->end > e->start;
+    return true;
 }
 
 int proc_maps_parse(const char *text, size_t len, struct proc_maps *out)

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 
 #include "shared/xalloc.h"
+#include "target/tracer/map_place.h"
 #include "target/tracer/tracee.h"
 
 #ifdef ARCH_RETURN_STUB_LEN
@@ -71,7 +72,10 @@ static struct stub_page *map_page(struct tracee *t, struct thread *th)
 {
     if (!t->scratch_count)
         return NULL;
-    uint64_t args[6] = {0, STUB_PAGE_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+    /* Out of the way of the program's own mappings (map_place.h); the
+     * stubs jump to absolute addresses, so anywhere will do. */
+    uint64_t hint = map_place_hint(t->pid, MAP_PLACE_SMALL, STUB_PAGE_SIZE, 0, NULL);
+    uint64_t args[6] = {hint, STUB_PAGE_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
                         (uint64_t)-1, 0};
     uint64_t addr = 0;
     if (inject_syscall(t, th, MMAP_SYSCALL, args, &addr) < 0 || addr > (uint64_t)-4096 || !addr)

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "shared/xalloc.h"
+#include "target/tracer/map_place.h"
 #include "target/tracer/return_sites.h"
 #include "target/tracer/tracee.h"
 
@@ -67,11 +68,15 @@ static uint64_t free_page_near(pid_t pid, uint64_t near)
 
 static int scratch_map_page(struct tracee *t, struct thread *th, uint64_t near, struct scratch_page *out)
 {
-    /* Ask for a page just below the module: RIP-relative operands of the
+    /* A neutral place within reach of the module (map_place.h): above
+     * mmap_base for a library, just below the executable for it.  Else a
+     * page just below the module, as before: RIP-relative operands of the
      * displaced instructions must stay within reach (+-2 GiB). */
     /* (A static executable sits at 4 MiB: 1 MiB below it is still far
      * above mmap_min_addr.) */
-    uint64_t hint = near >= (2u << 20) ? (near - (1u << 20)) & ~(uint64_t)(SCRATCH_PAGE_SIZE - 1) : 0;
+    uint64_t hint = map_place_hint(t->pid, MAP_PLACE_CODE, SCRATCH_PAGE_SIZE, near, NULL);
+    if (!hint)
+        hint = near >= (2u << 20) ? (near - (1u << 20)) & ~(uint64_t)(SCRATCH_PAGE_SIZE - 1) : 0;
     uint64_t args[6] = {hint, SCRATCH_PAGE_SIZE, PROT_READ | PROT_EXEC,
                         MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0};
     uint64_t addr = 0;
