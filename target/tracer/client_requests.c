@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/elf/elf_file.h"
 #include "shared/log.h"
 #include "shared/xalloc.h"
 #include "target/heap/heap.h"
+#include "target/objects/object.h"
 #include "target/tracer/calls.h"
 #include "target/tracer/client_request_decode.h"
 #include "target/tracer/maps.h"
@@ -34,6 +36,19 @@ static void place_site(struct tracee *t, struct module *m, uint64_t addr,
                 (unsigned long long)addr);
 }
 
+/* got bytes of [at, at + want) into buf: from the module's file, which
+ * holds the same code (object_mapped_elf checks the build), else from the
+ * target.  The file first: reading the target's text brings every page of
+ * it into the target's resident set (a 100 MB libLLVM wholly resident
+ * under memtrace, issue 28), and the file shows no breakpoint of ours. */
+static size_t read_code(struct tracee *t, struct module *m, uint64_t at, uint8_t *buf, size_t want)
+{
+    struct elf_file *f = m->obj ? object_mapped_elf(m->obj) : NULL;
+    if (f && at >= m->bias && elf_file_read_vaddr(f, at - m->bias, buf, want) == 0)
+        return want;
+    return target_mem_read_partial(&t->mem, at, buf, want);
+}
+
 /* The sites of [lo, hi) for every sequence of the CPU, read in chunks
  * that overlap by the longest sequence's length less one, so that none is
  * cut in two. */
@@ -47,7 +62,7 @@ static unsigned scan_range(struct tracee *t, struct module *m, uint64_t lo, uint
     unsigned found = 0;
     for (uint64_t at = lo; at < hi;) {
         size_t want = hi - at < SCAN_CHUNK ? (size_t)(hi - at) : SCAN_CHUNK;
-        size_t got = target_mem_read_partial(&t->mem, at, buf, want);
+        size_t got = read_code(t, m, at, buf, want);
         if (got < longest)
             break;
         for (unsigned k = 0; (cr = arch_client_request(k)); k++) {
