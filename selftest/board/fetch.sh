@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetches what a board (a Debian arm64 or armhf system booted in qemu-system)
 # is made of, with apt only: the kernel, busybox, the real libc (valgrind
-# needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind and
-# gdbserver of that architecture.  Nothing is installed into the host's
+# needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind,
+# gdbserver and three allocators (jemalloc, tcmalloc, mimalloc) of that
+# architecture.  Nothing is installed into the host's
 # root: each package is downloaded with `apt-get download` and unpacked with
 # `dpkg-deb -x` into CACHE/root.
 #
@@ -31,6 +32,11 @@ kpkg=$(apt-cache depends "linux-image-$flavour:$darch" 2>/dev/null |
        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -n 1)
 [ -n "$kpkg" ] || die "no linux-image-$flavour:$darch in apt's lists (apt-get update?)"
 pkgs=("$kpkg" busybox-static libc6 libgcc-s1 gcc-12-base libstdc++6 libc6-dbg valgrind gdbserver)
+# The allocators of the alloc phase (jemalloc, tcmalloc, mimalloc): the
+# runtime for the guest, the -dev packages (headers, the static libraries)
+# for the cross builds on the host.
+pkgs+=(libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools4 libgoogle-perftools-dev
+       libmimalloc2.0 libmimalloc-dev)
 
 # What would be fetched: package=version for each, the stamp of the set.
 # One apt-cache call for all (each call reads every list).
