@@ -54,6 +54,22 @@ static size_t thumb_relocate(const uint8_t *code, size_t avail, uint32_t fn, uin
                              size_t cap, const char **why)
 {
     size_t pos = 0;
+    /* A function that is one tail branch (b.n, 2 bytes) and a nop: gcc's
+     * padding, after a branch that ends the flow, so that the next
+     * function starts word aligned (jemalloc's operator new[] on armhf is
+     * `b.n operator new; nop`).  The jump may cover the nop, which nothing
+     * runs; the copy is a jump to the branch's target.  Only at a word
+     * address: the nop is taken for padding, not for the entry of a
+     * function at fn + 2 that begins with a nop. */
+    if ((fn & 3) == 0 && avail >= 4 && (code[1] & 0xf8u) == 0xe0u &&
+        ((uint32_t)code[2] | (uint32_t)code[3] << 8) == NOP16) {
+        struct displace_plan p = thumb_displace(code, 2, fn, copy);
+        if (p.kind == DISPLACE_EMULATE) {
+            if (!thumb_jump(out, cap, &pos, (uint32_t)p.new_pc))
+                goto full;
+            return pos;
+        }
+    }
     for (uint32_t off = 0; off < ARM_PATCH_JMP_LEN;) {
         if (avail < off + 2)
             goto short_fn;

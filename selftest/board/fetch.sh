@@ -2,8 +2,9 @@
 # Fetches what a board (a Debian arm64, armhf or i386 system booted in
 # qemu-system)
 # is made of, with apt only: the kernel, busybox, the real libc (valgrind
-# needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind and
-# gdbserver of that architecture.  Nothing is installed into the host's
+# needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind,
+# gdbserver and three allocators (jemalloc, tcmalloc, mimalloc) of that
+# architecture.  Nothing is installed into the host's
 # root: each package is downloaded with `apt-get download` and unpacked with
 # `dpkg-deb -x` into CACHE/root.
 #
@@ -37,6 +38,11 @@ pkgs=("$kpkg" busybox-static libc6 libgcc-s1 gcc-12-base libstdc++6 libc6-dbg va
 # i386: the tracer (make ARCH=i386, gcc -m32) links zlib as a shared library,
 # as on every Debian i386 system (zlib1g is required there).
 [ "$darch" = i386 ] && pkgs+=(zlib1g)
+# The allocators of the alloc phase (ARM boards: jemalloc, tcmalloc,
+# mimalloc): the runtime for the guest, the -dev packages (headers, the
+# static libraries) for the cross builds on the host.
+[ "$darch" = i386 ] || pkgs+=(libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools4
+                             libgoogle-perftools-dev libmimalloc2.0 libmimalloc-dev)
 
 # What would be fetched: package=version for each, the stamp of the set.
 # One apt-cache call for all (each call reads every list).

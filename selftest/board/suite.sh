@@ -14,7 +14,7 @@ MT=/mt/memtrace
 P=/mt/progs
 step() { echo "@@STEP $*"; }
 # PHASES (from the host; default all) picks phases, for debugging one.
-want() { case " ${PHASES:-heap leak rss heaps sigterm stacks net agent except} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${PHASES:-heap leak rss heaps alloc sigterm stacks net agent except} " in *" $1 "*) return 0 ;; esac; return 1; }
 note() { echo "@@NOTE $*"; }
 
 # heap NAME PROGRAM ARGS: valgrind, an untraced run and memtrace on the same
@@ -139,6 +139,52 @@ if [ -x $P/heaps_arena_arm ]; then
         for f in $n.json $n.out $n.err; do send $f /tmp/$f; done
     done
 fi
+fi
+
+# Programs whose allocator is a library of their own (jemalloc, tcmalloc,
+# mimalloc; shared, static, their own APIs), as intercept_allocator_*.sh
+# on x86_64: valgrind here with the allocator's soname as "somalloc"
+# (NONE: the executable's own), on the program itself or, for an API
+# valgrind does not replace, on its -DEQUIV twin; memtrace under each
+# engine with the environment valgrind gives its program.  A case is
+# NAME:PROGRAM:ORACLE_PROGRAM:MODE:SYNONYM (je, tc, mi, NONE, - for none).
+ALLOC_PAIRS=200
+if want alloc; then
+echo "@@PHASE alloc $(date +%s)"
+for c in je_shared:je_shared:je_shared:std:je je_own:je_own:je_equiv:own:- \
+         je_static:je_static:je_static:std:NONE je_static_own:je_static_own:je_equiv:own:- \
+         tc_shared:tc_shared:tc_shared:std:tc tc_own:tc_own:tc_own:own:tc \
+         tc_static:tc_static:tc_static:std:NONE tc_static_own:tc_static_own:tc_static_own:own:NONE \
+         mi_shared:mi_shared:mi_shared:std:mi mi_own:mi_own:mi_equiv:own:-; do
+    IFS=: read name prog oracle mode syn <<EOC
+$c
+EOC
+    vg=al_vg_${oracle}_$syn
+    t0=$(up)
+    if [ ! -f /tmp/$vg.vg ]; then
+        case $syn in
+            je) set -- --soname-synonyms='somalloc=*jemalloc*' ;;
+            tc) set -- --soname-synonyms='somalloc=*tcmalloc*' ;;
+            mi) set -- --soname-synonyms='somalloc=*mimalloc*' ;;
+            NONE) set -- --soname-synonyms=somalloc=NONE ;;
+            *) set -- ;;
+        esac
+        # No undefined-value tracking: the heap's figures and the misuse
+        # errors do not depend on it, and memcheck's time in the VM does.
+        valgrind "$@" --undef-value-errors=no --run-libc-freeres=no --run-cxx-freeres=no \
+            --read-inline-info=no --log-file=/tmp/$vg.vg $P/$oracle $mode $ALLOC_PAIRS >/dev/null 2>&1
+        echo "@@RC $vg valgrind=$? seconds=$t0,$(up)"
+        send $vg.vg /tmp/$vg.vg
+    fi
+    for e in agent ptrace; do
+        t1=$(up)
+        GLIBCXX_FORCE_NEW=1 GLIBCPP_FORCE_NEW=1 $MT -q -j --engine=$e -o /tmp/al_${name}_$e.json \
+            $P/$prog $mode $ALLOC_PAIRS >/dev/null 2>/tmp/al_${name}_$e.err
+        echo "@@RC al_${name}_$e memtrace=$? oracle=$vg seconds=$t1,$(up)"
+        send al_${name}_$e.json /tmp/al_${name}_$e.json
+        send al_${name}_$e.err /tmp/al_${name}_$e.err
+    done
+done
 fi
 
 # SIGTERM to memtrace while it traces a busy multi-threaded program: the

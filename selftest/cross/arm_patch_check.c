@@ -51,6 +51,8 @@ static const struct entry entries[] = {
      {0, 9}},
     {"ldr.w r1, konst; adds r0, r1; bx lr (at 2 mod 4)", 1, 2, {0xf8df, 0x10fc, 0x1840, 0x4770}, 4, {4, 8}},
     {"b.w +4; udf; adds r0, #2; bx lr", 1, 0, {0xf000, 0xb802, 0xde00, 0xde00, 0x3002, 0x4770}, 6, {1, 5}},
+    /* a tail branch padded by a nop (jemalloc's operator new[] on armhf) */
+    {"b.n 1f; nop (padding); 1: adds r0, #2; bx lr", 1, 0, {0xe000, 0xbf00, 0x3002, 0x4770}, 4, {1, 5}},
     {"add r0, r0, #1; bx lr (ARM)", 0, 0, {0x0001, 0xe280, 0xff1e, 0xe12f}, 4, {0, 41}},
     {"ldr r1, konst; add r0, r0, r1; bx lr (ARM)", 0, 0, {0x10f8, 0xe59f, 0x0001, 0xe080, 0xff1e, 0xe12f}, 6,
      {2, 3}},
@@ -135,6 +137,12 @@ int main(void)
     refused("bx lr (2 bytes)", ret, 2, 0x10001);
     static const uint16_t pop[] = {0xbd10, 0x2001};
     refused("pop {r4, pc} (2 bytes)", pop, 2, 0x10001);
+    /* a tail branch followed by code, or by a nop at a half-word address
+     * (there it may be the entry of the next function) */
+    static const uint16_t tail[] = {0xe000, 0x2001};
+    refused("b.n (2 bytes) then movs", tail, 2, 0x10001);
+    static const uint16_t tail_odd[] = {0xe000, 0xbf00};
+    refused("b.n; nop at 2 mod 4", tail_odd, 2, 0x10003);
 
     /* Reach: b.w +-16 MiB, b +-32 MiB. */
     uint8_t jump[ARM_PATCH_JMP_LEN];

@@ -23,6 +23,12 @@
 #             guest, which must see RUNNING_ON_VALGRIND as 1), its misuse
 #             errors memcheck's, by both engines; RUNNING_ON_VALGRIND stays
 #             0 and the output is the untraced one
+#   alloc     programs linked with jemalloc, tcmalloc and mimalloc (the
+#             board's Debian packages; shared, static, each one's own API:
+#             selftest/programs/lib/alloc_api.c), by both engines: HEAP
+#             SUMMARY equal to valgrind's (with the allocator's soname as
+#             somalloc, as intercept_allocator_*.sh), no misuse error, the
+#             allocator first in the JSON "allocators"
 #   sigterm   SIGTERM to memtrace mid-trace of a busy 4-thread program: the
 #             program runs on to the checksum of an untraced run
 #   stacks    every gdb backtrace at malloc/calloc/new is one of memtrace's
@@ -61,6 +67,8 @@ board_suite() {
     [ -x "$MEMTRACE_FS" ] || fail "no memtrace-fs at $MEMTRACE_FS"
     [ "$(id -u)" = 0 ] || fail "the board's network namespace needs root"
     BOARD_ARCH=$arch
+    # The allocator programs are the ARM boards' (issue 27); i386 has none.
+    [ "$arch" = i386 ] && BOARD_PHASES=$(echo " $BOARD_PHASES " | sed 's/ alloc / /; s/^ *//; s/ *$//')
     board_build "$cflags"
     board_network
     board_boot
@@ -113,6 +121,8 @@ board_build() {
         "${cc[@]}" heaps_arena_arm "$s/heaps_arena.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" -marm \
             >>"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building heaps_arena -marm failed"; }
     fi
+    # (the allocator programs: the ARM boards only, issue 27)
+    [ "$BOARD_ARCH" = i386 ] || board_build_alloc "$cflags"
     llvm-objcopy --strip-all demo demo.stripped || fail "strip demo"
     # The host's sysroot for memtrace-fs: the stripped demo where the guest
     # has it, its debug file by build-id.
@@ -133,6 +143,49 @@ board_build() {
     cp "${libc%/lib/*}/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" "$SYSROOT/usr/lib/debug/.build-id/${id:0:2}/" ||
         fail "no libc6-dbg debug file for $libc"
     cd "$MT_TMP" || fail "cd $MT_TMP"
+}
+
+# The alloc phase's programs (in $P): alloc_api.c linked with the board's
+# own jemalloc, tcmalloc and mimalloc (fetch.sh unpacks their runtime and
+# -dev packages into the board cache; the guest has the .so files at their
+# Debian paths), as intercept_allocator_*.sh links them on x86_64.
+board_build_alloc() {
+    local cflags=$1 root=${BOARD_CACHE:-$MT_ROOT/build-board/$BOARD_ARCH}/root
+    local lib=$root/usr/lib/$BOARD_TRIPLE inc=$MT_TMP/allocinc libs=$MT_TMP/alloclib f
+    mkdir -p "$inc" "$libs"
+    # Only the allocators' files on -L and -isystem: nothing else of the
+    # board's packages may stand in for the cross sysroot's.
+    for f in libjemalloc.so libjemalloc.a libtcmalloc.so libtcmalloc_minimal.a libmimalloc.so; do
+        [ -e "$lib/$f" ] || fail "no $f in the board's packages ($lib; selftest/board/fetch.sh)"
+        ln -sfn "$lib/$f" "$libs/$f"
+    done
+    for f in jemalloc gperftools mimalloc.h; do
+        [ -e "$root/usr/include/$f" ] || fail "no $f in the board's -dev packages ($root/usr/include)"
+        ln -sfn "$root/usr/include/$f" "$inc/$f"
+    done
+    local src=$MT_ROOT/selftest/programs/lib/alloc_api.c
+    local a=(-std=gnu11 -g -O0 -isystem "$inc" -L"$libs" $cflags)
+    # armhf: .ARM.exidx in the code's segment, as GNU ld puts it; lld's own
+    # read-only segment for it makes valgrind:armhf drop the executable's
+    # debug info ("Can't make sense of .ARM.exidx section mapping"), and with
+    # it the static allocator's functions it must replace (0 allocs).
+    [ "$BOARD_ARCH" = arm ] && a+=(-Wl,--no-rosegment)
+    local st=(-Wl,-Bstatic) dy=(-Wl,-Bdynamic -Wl,--no-as-needed -lstdc++ -lpthread -lm)
+    # shellcheck disable=SC2086
+    {
+        board_cc "$BOARD_ARCH" je_shared "$src" "${a[@]}" -ljemalloc -Wl,--no-as-needed -lstdc++ &&
+        board_cc "$BOARD_ARCH" je_own "$src" "${a[@]}" -DAPI_JE -ljemalloc -Wl,--no-as-needed -lstdc++ &&
+        board_cc "$BOARD_ARCH" je_equiv "$src" "${a[@]}" -DAPI_JE -DEQUIV -Wl,--no-as-needed -lstdc++ &&
+        board_cc "$BOARD_ARCH" je_static "$src" "${a[@]}" "${st[@]}" -ljemalloc "${dy[@]}" &&
+        board_cc "$BOARD_ARCH" je_static_own "$src" "${a[@]}" -DAPI_JE "${st[@]}" -ljemalloc "${dy[@]}" &&
+        board_cc "$BOARD_ARCH" tc_shared "$src" "${a[@]}" -ltcmalloc -lstdc++ &&
+        board_cc "$BOARD_ARCH" tc_own "$src" "${a[@]}" -DAPI_TC -ltcmalloc -lstdc++ &&
+        board_cc "$BOARD_ARCH" tc_static "$src" "${a[@]}" "${st[@]}" -ltcmalloc_minimal "${dy[@]}" &&
+        board_cc "$BOARD_ARCH" tc_static_own "$src" "${a[@]}" -DAPI_TC "${st[@]}" -ltcmalloc_minimal "${dy[@]}" &&
+        board_cc "$BOARD_ARCH" mi_shared "$src" "${a[@]}" -lmimalloc -Wl,--no-as-needed -lstdc++ &&
+        board_cc "$BOARD_ARCH" mi_own "$src" "${a[@]}" -DAPI_MI -lmimalloc -Wl,--no-as-needed -lstdc++ &&
+        board_cc "$BOARD_ARCH" mi_equiv "$src" "${a[@]}" -DAPI_MI -DEQUIV -Wl,--no-as-needed -lstdc++
+    } >>"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the allocator programs failed"; }
 }
 
 # The namespace, its tap (the VM's NIC), dbus, avahi-daemon, memtrace-fs.
@@ -250,7 +303,7 @@ board_step() {
 
 # BOARD_PHASES: the phases of the suite to run (all by default; fewer only
 # to debug one).
-BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps sigterm stacks net agent except}
+BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps alloc sigterm stacks net agent except}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=()
@@ -301,6 +354,7 @@ board_judge() {
     phase leak && board_judge_leak "$g"
     phase rss && board_judge_rss "$g"
     phase heaps && board_judge_heaps "$g"
+    phase alloc && board_judge_alloc "$g"
     phase sigterm && board_judge_sigterm "$g"
     phase stacks && board_judge_stacks "$g"
     phase net && board_judge_net "$g"
@@ -413,6 +467,68 @@ board_judge_heaps() {
             grep -q 'running on valgrind: 0' "$g/$n.out" && [ "$(rc_of $n memtrace)" = 0 ]
         check "heaps arena in ARM state ($e engine)" $? "$arm_insns ARM-state request instructions; heap: valgrind (Thumb-2 build) $vgh | memtrace $mth; leaks: valgrind $vgl | memtrace $mtl; $(grep -m1 'running on valgrind' "$g/$n.out")"
     done
+}
+
+# Each allocator case by each engine against valgrind's HEAP SUMMARY (the
+# log the guest names in the case's @@RC line), as allocators_common.bash:
+# equal figures, no misuse error, the allocator (its library, or the
+# executable it is linked into) first in "allocators", memtrace's exit 0.
+# One python for the twenty verdicts (the host is loaded during make check).
+board_judge_alloc() {
+    local g=$1 ok name detail
+    while IFS=$'\t' read -r ok name detail; do
+        check "alloc $name" "$ok" "$detail"
+    done < <(RCS=$rcs python3 - "$g" <<'PY' 2>&1 || printf '1\tjudge\tpython3 failed\n'
+import fnmatch, json, os, re, sys
+g = sys.argv[1]
+rc = {}
+for line in os.environ['RCS'].splitlines():
+    w = line.split()
+    if len(w) > 1 and w[0] == '@@RC':
+        rc[w[1]] = dict(kv.split('=', 1) for kv in w[2:] if '=' in kv)
+num = lambda s: int(s.replace(',', ''))
+def vg_figures(path):
+    text = open(path).read()
+    m = re.search(r'in use at exit: ([\d,]+) bytes in ([\d,]+) blocks', text)
+    t = re.search(r'total heap usage: ([\d,]+) allocs, ([\d,]+) frees, ([\d,]+) bytes allocated', text)
+    if not m or not t:
+        raise ValueError('no HEAP SUMMARY in %s' % path.rsplit('/', 1)[-1])
+    return [num(x) for x in t.groups() + m.groups()]
+for c in ('je_shared je_own je_static je_static_own tc_shared tc_own tc_static tc_static_own '
+          'mi_shared mi_own').split():
+    first = ('*/' + c if '_static' in c else
+             '*/lib%s.so*' % {'je': 'jemalloc', 'tc': 'tcmalloc', 'mi': 'mimalloc'}[c[:2]])
+    for e in ('agent', 'ptrace'):
+        r = rc.get('al_%s_%s' % (c, e), {})
+        bad, vg, mt, alloc, errs = [], '-', '-', [], []
+        try:
+            oracle = r.get('oracle', '?')
+            vg = vg_figures('%s/%s.vg' % (g, oracle))
+            if rc.get(oracle, {}).get('valgrind') != '0':
+                bad.append('valgrind exit %s' % rc.get(oracle, {}).get('valgrind'))
+            d = json.load(open('%s/al_%s_%s.json' % (g, c, e)))
+            h = d['heap']
+            mt = [h[k] for k in ('allocs', 'frees', 'bytes_allocated', 'in_use_bytes', 'in_use_blocks')]
+            errs = ['%s in %s' % (x['kind'], x['function']) for x in d['errors']]
+            alloc = d.get('allocators') or ['(none)']
+            if vg != mt:
+                bad.append('figures differ')
+            if errs or d.get('errors_not_listed'):
+                bad.append('misuse errors valgrind does not report: %s' % errs[:3])
+            if not fnmatch.fnmatch(alloc[0], first):
+                bad.append('first allocator not %s' % first)
+            if d['engine'] != e:
+                bad.append('engine %s' % d['engine'])
+        except (OSError, ValueError, KeyError) as x:
+            bad.append(str(x))
+        if r.get('memtrace') != '0':
+            bad.append('memtrace exit %s' % r.get('memtrace'))
+        fig = lambda f: ' '.join(map(str, f)) if isinstance(f, list) else f
+        print('%d\t%s (%s engine)\tvalgrind %s | memtrace %s; allocators %s, %d errors; seconds %s%s'
+              % (1 if bad else 0, c, e, fig(vg), fig(mt), [a.rsplit('/', 1)[-1] for a in alloc[:2]],
+                 len(errs), r.get('seconds', '?'), ''.join('; ' + b for b in bad)))
+PY
+)
 }
 
 board_judge_sigterm() {
