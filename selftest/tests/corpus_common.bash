@@ -48,6 +48,26 @@ corpus_valgrind_env() {
     env -i "$@" valgrind -q --log-file=/dev/null /usr/bin/env -0
 }
 
+# corpus_traced NAME ENGINE WANT_ST COMMAND...: memtrace under ENGINE on
+# COMMAND; its five figures on stdout, or (status 1) why the run is of no
+# use: another exit status or output than the untraced run's
+# ($CORPUS_OUT/NAME.native.out), or no JSON report.
+corpus_traced() {
+    local name=$1 e=$2 want_st=$3 st figures
+    shift 3
+    "$MEMTRACE" -q --engine "$e" -j -o "$CORPUS_OUT/$name.$e.json" "$@" \
+        >"$CORPUS_OUT/$name.$e.out" 2>"$CORPUS_OUT/$name.$e.err"
+    st=$?
+    if [ $st != "$want_st" ]; then
+        echo "memtrace ($e) ended with status $st, not $want_st: $(tail -n 2 "$CORPUS_OUT/$name.$e.err")"
+        return 1
+    fi
+    cmp -s "$CORPUS_OUT/$name.native.out" "$CORPUS_OUT/$name.$e.out" ||
+        { echo "$e: output differs from the untraced run's"; return 1; }
+    figures=$(memtrace_json_figures "$CORPUS_OUT/$name.$e.json") || { echo "$e: no JSON report"; return 1; }
+    echo "$figures"
+}
+
 # corpus_case NAME ENV -- PROGRAM ARGS...: valgrind's HEAP SUMMARY of
 # PROGRAM (started with the environment ENV...) against memtrace's, under
 # each engine; the program's status and output must be the untraced ones,
@@ -69,15 +89,8 @@ corpus_case() {
     vg=$(valgrind_log_figures "$CORPUS_OUT/$name.vg.log") || { corpus_verdict "$name" "no HEAP SUMMARY from valgrind"; return; }
     line="oracle valgrind $(corpus_words "$vg")"
     for e in "${CORPUS_ENGINES[@]}"; do
-        "$MEMTRACE" -q --engine "$e" -j -o "$CORPUS_OUT/$name.$e.json" env -i "${vgenv[@]}" "${CORPUS_WRAP[@]}" "$@" \
-            >"$CORPUS_OUT/$name.$e.out" 2>"$CORPUS_OUT/$name.$e.err"
-        st=$?
-        if [ $st != "$want_st" ]; then
-            verdict="memtrace ($e) ended with status $st, not $want_st: $(tail -n 2 "$CORPUS_OUT/$name.$e.err")"
-            break
-        fi
-        cmp -s "$CORPUS_OUT/$name.native.out" "$CORPUS_OUT/$name.$e.out" || { verdict="$e: output differs from the untraced run's"; break; }
-        mt=$(memtrace_json_figures "$CORPUS_OUT/$name.$e.json") || { verdict="$e: no JSON report"; break; }
+        mt=$(corpus_traced "$name" "$e" "$want_st" env -i "${vgenv[@]}" "${CORPUS_WRAP[@]}" "$@") ||
+            { verdict=$mt; break; }
         line="$line | $e $(corpus_words "$mt")"
         if [ "$mt" != "$vg" ]; then
             if corpus_bytes_only "$name" "$vg" "$mt"; then known+=("$e"); else differ+=("$e"); fi
@@ -123,15 +136,8 @@ corpus_gdb_case() {
     [ -n "$gd" ] || { corpus_verdict "$name" "no count from gdb: $(tail -n 2 "$CORPUS_OUT/$name.gdb.log")"; return; }
     line="oracle gdb $(corpus_words "$gd")"
     for e in "${CORPUS_ENGINES[@]}"; do
-        "$MEMTRACE" -q --engine "$e" -j -o "$CORPUS_OUT/$name.$e.json" env -i "${vgenv[@]}" \
-            setarch "$(uname -m)" -R "$@" >"$CORPUS_OUT/$name.$e.out" 2>"$CORPUS_OUT/$name.$e.err"
-        st=$?
-        if [ $st != "$want_st" ]; then
-            verdict="memtrace ($e) ended with status $st, not $want_st: $(tail -n 2 "$CORPUS_OUT/$name.$e.err")"
-            break
-        fi
-        cmp -s "$CORPUS_OUT/$name.native.out" "$CORPUS_OUT/$name.$e.out" || { verdict="$e: output differs from the untraced run's"; break; }
-        mt=$(memtrace_json_figures "$CORPUS_OUT/$name.$e.json") || { verdict="$e: no JSON report"; break; }
+        mt=$(corpus_traced "$name" "$e" "$want_st" env -i "${vgenv[@]}" setarch "$(uname -m)" -R "$@") ||
+            { verdict=$mt; break; }
         line="$line | $e $(corpus_words "$mt")"
         [ "$mt" = "$gd" ] || verdict="FAIL: the figures differ from gdb's ($e)"
         corpus_no_errors "$CORPUS_OUT/$name.$e.json" || verdict="FAIL: misuse errors ($e)"

@@ -49,6 +49,19 @@ def book_alloc(p, size):
         totals['bytes'] += size
 
 
+def book_realloc(r, p, n):
+    """realloc(p, n) returning r, as valgrind books it: from NULL an
+    allocation, to size 0 a release, else a release and an allocation
+    when it succeeded."""
+    if p == 0:
+        book_alloc(r, n)
+    elif n == 0:
+        book_free(p)
+    elif r:
+        book_free(p)
+        book_alloc(r, n)
+
+
 class Return(gdb.Breakpoint):
     """A counted call's return address: its result, then its booking."""
 
@@ -88,23 +101,9 @@ class Entry(gdb.Breakpoint):
         elif k == 'calloc':
             book = lambda r, n=(a0 * a1) & 0xffffffffffffffff: book_alloc(r, n)
         elif k == 'realloc':
-            def book(r, p=a0, n=a1):
-                if p == 0:
-                    book_alloc(r, n)
-                elif n == 0:
-                    book_free(p)
-                elif r:
-                    book_free(p)
-                    book_alloc(r, n)
+            book = lambda r, p=a0, n=a1: book_realloc(r, p, n)
         elif k == 'reallocarray':
-            def book(r, p=a0, n=(a1 * reg('rdx')) & 0xffffffffffffffff):
-                if p == 0:
-                    book_alloc(r, n)
-                elif n == 0:
-                    book_free(p)
-                elif r:
-                    book_free(p)
-                    book_alloc(r, n)
+            book = lambda r, p=a0, n=(a1 * reg('rdx')) & 0xffffffffffffffff: book_realloc(r, p, n)
         elif k == 'memalign':   # memalign(align, n), aligned_alloc(align, n)
             book = lambda r, n=a1: book_alloc(r, n)
         elif k == 'valloc':
