@@ -33,10 +33,10 @@ shm=$(kib RssShmem "$MT_TMP/idle.out")
 [ -n "$shm" ] || fail "no RssShmem in the program's output: $(cat "$MT_TMP/idle.out")"
 echo "300 threads alive: target RssShmem $shm kB (bound 36352 kB)"
 [ "$shm" -le 36352 ] || fail "RssShmem $shm kB over the design's bound of 36352 kB"
-vgf=$(valgrind_summary "$PROG" 300 100 10) || fail "valgrind failed on threads_idle 300"
+vg=$(valgrind_summary "$PROG" 300 100 10) || fail "valgrind failed on threads_idle 300"
 mt=$(memtrace_json_figures "$MT_TMP/idle.json")
-echo "valgrind: $vgf | memtrace: $mt | threads_idle 300 100 10"
-[ "$vgf" = "$mt" ] || fail "300 threads: figures differ (allocs frees bytes in_use_bytes in_use_blocks)"
+echo "valgrind: $vg | memtrace: $mt | threads_idle 300 100 10"
+[ "$vg" = "$mt" ] || fail "300 threads: figures differ (allocs frees bytes in_use_bytes in_use_blocks)"
 
 # 2: the exited threads' rings given back, while the program holds.
 fifo=$MT_TMP/hold
@@ -67,9 +67,9 @@ for args in "4 0 0 200000" "1 0 0 500000"; do
     moves=$(sed -n 's/.*ring moves: \([0-9]*\).*/\1/p' "$MT_TMP/fast.err")
     # (whether a ring fills depends on how fast the tracer reads: not asserted)
     # shellcheck disable=SC2086
-    vgf=$(valgrind_summary "$PROG" $args) || fail "valgrind failed on threads_idle $args"
+    vg=$(valgrind_summary "$PROG" $args) || fail "valgrind failed on threads_idle $args"
     mt=$(memtrace_json_figures "$MT_TMP/fast.json")
-    echo "valgrind: $vgf | memtrace: $mt | threads_idle $args ($moves ring moves)"
-    [ "$vgf" = "$mt" ] || fail "threads_idle $args: figures differ"
+    echo "valgrind: $vg | memtrace: $mt | threads_idle $args ($moves ring moves)"
+    [ "$vg" = "$mt" ] || fail "threads_idle $args: figures differ"
 done
 echo "rings by demand: within the design's bounds, given back, no record lost"
