@@ -57,9 +57,8 @@ static double now(void)
 /* The descriptors watched: the agent's come after the program's own, at
  * the lowest free numbers. */
 enum { FIRST_FD = 3, LAST_FD = 24 };
-/* The agent's region is larger than this (80 MiB of rings, the control
- * block and the rows: target/agent/agent_abi.h, AGENT_SHARED_SIZE). */
-#define REGION_MIN ((off_t)64 << 20)
+/* The agent's region is larger than this (128 MiB and its control block). */
+#define REGION_MIN ((off_t)128 << 20)
 
 /* Each object is attacked once, at its first descriptor (attacker 1's
  * own copy of a memfd is left alone). */
@@ -164,7 +163,7 @@ static unsigned hold_every_slot(void)
     unsigned long lo = 0, hi = 0;
     while (f && fgets(line, sizeof(line), f))
         if (strstr(line, "memfd:memtrace-agent") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
-            hi - lo >= (unsigned long)REGION_MIN)
+            hi - lo >= ((unsigned long)128 << 20))
             break;
         else
             lo = hi = 0;
@@ -173,7 +172,7 @@ static unsigned hold_every_slot(void)
     if (!lo)
         return 0;
     unsigned n = 0;
-    for (unsigned s = 0; s < 1024; s++) { /* AGENT_SLOTS */
+    for (unsigned s = 0; s < 256; s++) {
         volatile unsigned char *slot = (unsigned char *)lo + 128 + 128 * s;
         volatile uint64_t *key = (volatile uint64_t *)slot;
         if (*key)

@@ -1,7 +1,7 @@
 /* Many threads that allocate now and then (issue 28: a daemon's worker
  * pool), or a few that allocate as fast as they can.
  *
- *   threads_idle NTHREADS ROUNDS SLEEP_MS [BURST [hold]]
+ *   threads_idle NTHREADS ROUNDS SLEEP_MS [BURST]
  *
  * Every thread runs ROUNDS rounds of 3 mallocs and 3 frees (of 16 to 200
  * bytes), sleeping SLEEP_MS between rounds (0: no sleep, the ring fills as
@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static int rounds, sleep_ms, burst;
 static pthread_barrier_t done, go;
@@ -90,12 +89,5 @@ int main(int argc, char **argv)
     free(th);
     printf("threads %d: %ld mallocs, %ld frees by the workers\n", n,
            (long)n * (1 + burst + 3L * rounds), (long)n * (burst + 3L * rounds));
-    if (argc > 5 && !strcmp(argv[5], "hold")) {
-        printf("joined %d\n", (int)getpid());
-        fflush(stdout);
-        char c;
-        while (read(0, &c, 1) == 1 && c != '\n')
-            ;
-    }
     return 0;
 }
