@@ -3,11 +3,9 @@
  *
  *   selftest/fuzz/run-fuzzers.sh 60 agent_ring
  *
- * The input is a ring's bytes (its size rounded down to a power of two;
- * the first 8 bytes choose the starting position, the next 8 the ring's
- * base: rings by demand begin anywhere).  Every record the decoder accepts
- * is read whole, as the replay reads it: its stack copy included; a move
- * record (rc 2) goes on in the same bytes from a base the input chose. */
+ * The input is a ring's bytes (its size rounded down to 16; the first 8
+ * bytes choose the starting position).  Every record the decoder accepts
+ * is read whole, as the replay reads it: its stack copy included. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,20 +18,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 16)
+    if (size < 8)
         return 0;
-    uint64_t tail, base;
+    uint64_t tail;
     memcpy(&tail, data, 8);
-    memcpy(&base, data + 8, 8);
-    size_t ring_size = 16;
-    while (ring_size * 2 <= size - 16)
-        ring_size *= 2;
-    if (size - 16 < 16)
+    size_t ring_size = (size - 8) & ~(size_t)(AGENT_REC_ALIGN - 1);
+    if (ring_size < 16)
         return 0;
     /* An exact-size heap copy: ASan sees any read past the ring. */
     uint8_t *ring = malloc(ring_size);
-    memcpy(ring, data + 16, ring_size);
-    tail = base + tail % (ring_size * 4);
+    memcpy(ring, data + 8, ring_size);
+    tail %= ring_size * 4;
     uint64_t prev[AGENT_MEMO_MAX];
     unsigned prev_n = 0;
     for (int i = 0; i < 64; i++) {
@@ -41,17 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct agent_rec *rec = &h;
         const uint8_t *stack = NULL;
         uint64_t next = tail;
-        int rc = agent_ring_next(ring, ring_size, base, tail, AGENT_MAX_FNS, &h, &stack, &next);
+        int rc = agent_ring_next(ring, ring_size, tail, AGENT_MAX_FNS, &h, &stack, &next);
         if (rc <= 0)
             break;
-        if (rc == 2) {
-            if (next != tail + 16)
-                abort();
-            /* the new ring's base, as a hostile slot might state it */
-            base = next - (next % 48);
-            tail = next;
-            continue;
-        }
         volatile uint64_t sum = rec->args[0] + rec->ret + rec->rsp;
         /* both windows of a raw record, as replayed */
         for (uint64_t k = 0; k < agent_rec_payload(rec); k++)

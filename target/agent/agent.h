@@ -109,21 +109,18 @@ unsigned agent_own_ranges(const struct tracee *t, uint64_t lo[2], uint64_t len[2
 void agent_free(struct tracee *t);
 
 /* agent_ring.c: the decoder of one ring (untrusted: the target writes it),
- * for the tracer and the fuzzer.  ring holds ring_size bytes (a power of
- * two), position base at its start; the header of the record committed at
- * position tail (pad records skipped) is copied into *copy and checked: 1
- * with *stack (its stack_len bytes, inside the ring: perf, the copy is not
- * copied again; the target may still change them, but never their place
- * or length) and *next_tail; 2 for a move record (AGENT_REC_MOVE: the ring
- * goes on elsewhere from *next_tail); 0 when nothing is committed there
- * yet (*next_tail past the pads); -1 when malformed. */
+ * for the tracer and the fuzzer.  ring holds ring_size bytes; the header of
+ * the record committed at position tail (pad records skipped) is copied
+ * into *copy and checked: 1 with *stack (its stack_len bytes, inside the
+ * ring: perf, the copy is not copied again; the target may still change
+ * them, but never their place or length) and *next_tail; 0 when nothing is
+ * committed there yet (*next_tail past the pads); -1 when malformed. */
 struct agent_rec;
 /* The bytes of stack a record carries after its header: its first window,
  * then (padded to 8) the interrupted stack's, when it has one. */
 uint64_t agent_rec_payload(const struct agent_rec *r);
-int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t base, uint64_t tail,
-                    unsigned nfns, struct agent_rec *copy, const uint8_t **stack,
-                    uint64_t *next_tail);
+int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail);
 /* A PCS record's stack from its payload (stack_len bytes) and prev, the
  * ring's previous such stack (*prev_n frames, room for AGENT_MEMO_MAX),
  * which becomes this one: the number of frames, at *out; 0 when the

@@ -8,11 +8,8 @@
  *                 agent_data: the function table and the allocator ranges,
  *                 written by the tracer through /proc/PID/mem);
  *   shared region a memfd mapped in the target and in the tracer: struct
- *                 agent_ctl with AGENT_SLOTS thread slots, the unwind rows,
- *                 each slot's own ring of AGENT_RING_MIN bytes, then a pool
- *                 of AGENT_POOL_RINGS rings of up to AGENT_RING_SIZE bytes
- *                 for the threads that fill theirs (rings by demand:
- *                 docs/agent.md, "Rings by demand"; issue 28).
+ *                 agent_ctl, AGENT_SLOTS thread slots, then one ring of
+ *                 AGENT_RING_SIZE bytes per slot.
  * A thread owns the slot whose key is its thread pointer (fs base, TPIDR_EL0); only
  * that thread writes its ring, only the tracer consumes it.  Everything the
  * tracer reads from the shared region is untrusted. */
@@ -32,44 +29,14 @@
 #define AGENT_VERSION 1
 #define AGENT_MAX_FNS 512
 #define AGENT_MAX_RANGES 32
-#define AGENT_SLOTS 1024
-#define AGENT_RING_MIN (64u * 1024u)   /* a slot's own ring: two records of the largest kind */
-#define AGENT_RING_SIZE (512u * 1024u) /* the largest a ring grows to */
-#define AGENT_POOL_RINGS 32u           /* rings a thread that fills its own moves to */
+#define AGENT_SLOTS 256
+#define AGENT_RING_SIZE (512u * 1024u)
 #define AGENT_STACK_MAX 8192u /* the breakpoint engine's stack window */
-#define AGENT_CTL_SIZE (192u * 1024u)
+#define AGENT_CTL_SIZE 65536u
 #define AGENT_ROWS 32768u /* the unwind rows the tracer compiled (struct agent_row): 512 KiB */
 #define AGENT_ROWS_OFF AGENT_CTL_SIZE
 #define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
-#define AGENT_POOL_OFF (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_MIN)
-#define AGENT_SHARED_SIZE (AGENT_POOL_OFF + (uint64_t)AGENT_POOL_RINGS * AGENT_RING_SIZE)
-
-/* agent_slot.key besides a thread pointer (thread pointers are aligned). */
-#define AGENT_KEY_RETIRED 2u /* (T) its thread exited; the tracer frees it once its ring is read */
-#define AGENT_KEY_FREE 3u    /* (T) freed: a thread may claim it (0 ends a lookup, this not) */
-
-/* A ring word (agent_slot ring, grant) names where a slot's ring is and its
- * size: 0, the slot's own ring (AGENT_RING_MIN bytes at AGENT_RINGS_OFF +
- * slot * AGENT_RING_MIN); else bits 0-7 log2 of the size (17-19) and bits
- * 8-15 a pool ring's index + 1 (1..AGENT_POOL_RINGS, at AGENT_POOL_OFF +
- * index * AGENT_RING_SIZE); anything else is no ring.  Shared values:
- * both sides decode them with this, and a word that is no ring is
- * refused.  Its offset in the region and its size, or 0. */
-static inline uint64_t agent_ring_word(uint64_t word, uint64_t slot, uint64_t *size)
-{
-    if (word == 0) {
-        if (slot >= AGENT_SLOTS)
-            return 0;
-        *size = AGENT_RING_MIN;
-        return AGENT_RINGS_OFF + slot * AGENT_RING_MIN;
-    }
-    uint64_t lg = word & 0xff, idx = (word >> 8) & 0xff;
-    if ((word >> 16) || lg < 17 || (1ull << lg) > AGENT_RING_SIZE || idx < 1 || idx > AGENT_POOL_RINGS)
-        return 0;
-    *size = 1ull << lg;
-    return AGENT_POOL_OFF + (idx - 1) * (uint64_t)AGENT_RING_SIZE;
-}
-#define AGENT_RING_POOL_WORD(idx, lg) ((((uint64_t)(idx) + 1u) << 8) | (uint64_t)(lg))
+#define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
 
 /* One CFI row in the form the agent unwinds with (x86_64): keyed by the pc
  * looked up (the entry for frame 0, return address - 1 above it), written
@@ -217,13 +184,7 @@ struct agent_slot {
     uint32_t pad;
     uint64_t stack_lo, stack_hi; /* (T) the mapping holding this thread's stack */
     uint64_t lost;       /* calls passed unrecorded (reentered from a signal handler; rare) */
-    /* The ring (a ring word) and where it begins: records from ring position
-     * ring_base on are at (pos - ring_base) % its size.  Written by the thread
-     * when it moves (an AGENT_REC_MOVE record ends the ring before), by the
-     * tracer only while no thread owns the slot or all are stopped. */
-    uint64_t ring;
-    uint64_t ring_base;
-    uint64_t grant;      /* (T) the ring to move to once this one is empty; = ring: stay */
+    uint64_t reserved[3];
 };
 
 struct agent_ctl {
@@ -247,9 +208,6 @@ struct agent_ctl {
 #define AGENT_REC_PCS 3  /* then the stack already unwound: an info word, then pcs */
 #define AGENT_REC_BARE 4 /* --sample, a call not sampled: the header alone, no stack
                           * (stack_len, sig_len and flags 0; no registers) */
-#define AGENT_REC_MOVE 5 /* 16 bytes (pos, len, kind): from the next position on the
-                          * slot's ring is its grant, with ring_base the position
-                          * where the old ring's lap holding this record began */
 /* A PCS record's info word: 0, the pcs are the whole stack; else the first
  * pcs only, and the stack goes on with the frames of the ring's previous
  * PCS record from frame j = (uint32_t)info, n = info >> 32 frames in all
@@ -301,9 +259,5 @@ _Static_assert(sizeof(struct agent_rec) % 8 == 0, "records stay 8-aligned");
     (((uint64_t)sizeof(struct agent_rec) + (uint64_t)(stack_len) + AGENT_REC_ALIGN - 1) &      \
      ~(uint64_t)(AGENT_REC_ALIGN - 1))
 _Static_assert(AGENT_RING_SIZE % AGENT_REC_ALIGN == 0, "rings hold whole records");
-/* A ring holds a pad and the largest record wherever it stands (ring_reserve). */
-_Static_assert(AGENT_RING_MIN >= 2 * (sizeof(struct agent_rec) + AGENT_REC_MAX_STACK + AGENT_REC_ALIGN),
-               "a slot's own ring holds two of the largest records");
-_Static_assert(AGENT_RING_MIN % 4096 == 0 && AGENT_RING_SIZE % 4096 == 0, "rings are whole pages");
 
 #endif

@@ -93,8 +93,7 @@ static void seed_region(struct agent_engine *a, const struct agent_engine *pa, u
         uint64_t k = __atomic_load_n(&p->key, __ATOMIC_ACQUIRE);
         if (!k)
             continue;
-        /* (a retired slot's thread is not in the child) */
-        c->key = k == AGENT_KEY_RETIRED ? AGENT_KEY_FREE : k;
+        c->key = k;
         if (k == key) {
             /* Inside an intercepted call at the fork (a new_handler that
              * forks): the call returns in the child too, into this slot.
@@ -109,7 +108,6 @@ static void seed_region(struct agent_engine *a, const struct agent_engine *pa, u
             c->tid = (int32_t)child;
             c->reserve = c->tail_seen = c->tail = c->rung = p->reserve;
             a->tails[s] = p->reserve;
-            agent_rings_fork(a, p, s);
         }
     }
     ctl->heartbeat = pc->heartbeat;

@@ -596,12 +596,10 @@ static void release_local(struct tracee *t)
     if (want && strcmp(want, "1") == 0 && agent_get_stats(t, &st))
         mt_info("agent engine: %llu calls, stacks unwound in the target: %llu (%llu continuing "
                 "the previous), raw: %llu, ring waits: %llu, unrecorded: %llu, "
-                "unwind rows: %u, ring moves: %llu, slots freed: %llu (%llu KiB given back)",
+                "unwind rows: %u",
                 (unsigned long long)st.calls, (unsigned long long)st.unwound_in_target,
                 (unsigned long long)a->delta_records, (unsigned long long)st.raw_stacks,
-                (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows,
-                (unsigned long long)a->ring_moves, (unsigned long long)a->slots_freed,
-                (unsigned long long)(a->ring_bytes_freed / 1024));
+                (unsigned long long)st.waits, (unsigned long long)st.lost, a->rows);
     guardian_forget_return(t->pid, a->image + a->hdr.data_off + offsetof(struct agent_data, state));
     agent_free_local(a);
     t->agent = NULL;

@@ -65,17 +65,7 @@ struct agent_engine {
     const uint64_t *head_pcs[AGENT_SLOTS]; /* the head's stack (PCS records) */
     unsigned head_npcs[AGENT_SLOTS];
     size_t nmods;
-    /* agent_rings.c: each slot's ring as the tracer follows it (a ring word
-     * and the position at its start), the one granted (= ring_word: none),
-     * the slot's waits last seen, and the pool rings some slot holds. */
-    uint64_t ring_word[AGENT_SLOTS];
-    uint64_t ring_base[AGENT_SLOTS];
-    uint64_t ring_grant[AGENT_SLOTS];
-    uint64_t waits_at[AGENT_SLOTS];
-    uint64_t pool_used;
-    uint64_t ring_moves, slots_freed, ring_bytes_freed;
 };
-_Static_assert(AGENT_POOL_RINGS <= 64, "pool_used has a bit per pool ring");
 
 /* agent_inject.c */
 /* The agent_data block into the target: 0 or -errno. */
@@ -116,22 +106,6 @@ static inline uint64_t agent_order_next(const struct agent_engine *a)
     uint64_t o = __atomic_load_n(&ctl->order, __ATOMIC_SEQ_CST);
     return o == UINT64_MAX ? o : o + 1; /* (the target can write it: no wrap to 0) */
 }
-/* agent_rings.c: rings by demand.  Slot s's ring in the tracer's mapping
- * and its size (the one the tracer follows: never NULL for a slot whose
- * ring word it set). */
-const uint8_t *agent_ring_at(const struct agent_engine *a, unsigned s, uint64_t *size);
-/* A move record ended slot s's ring at next_tail: true when the slot's new
- * ring is the one granted, begun as ring_move begins it (the old one's
- * pages go back); false: the ring is malformed. */
-bool agent_ring_moved(struct agent_engine *a, unsigned s, uint64_t next_tail);
-/* After a drain's reading, before its wake-ups: a larger ring for each
- * active slot whose thread waited for room, and the slots whose thread
- * exited freed once read to the end. */
-void agent_rings_tend(struct agent_engine *a, const unsigned *active, unsigned nactive);
-/* Slot s's thread is stopped at its exit. */
-void agent_rings_retire(struct agent_engine *a, unsigned s);
-/* A fork child's slot s, of the forking thread (p: the parent's slot). */
-void agent_rings_fork(struct agent_engine *a, const struct agent_slot *p, unsigned s);
 /* agent_rows.c */
 /* A CFI expression (the module's bytes: untrusted) that is exactly
  * DW_OP_breg<reg> off, then with deref DW_OP_deref, reg the stack or frame

@@ -26,14 +26,11 @@ uint64_t agent_rec_payload(const struct agent_rec *r)
     return r->sig_len ? (((uint64_t)r->stack_len + 7) & ~7ull) + r->sig_len : r->stack_len;
 }
 
-int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t base, uint64_t tail,
-                    unsigned nfns, struct agent_rec *copy, const uint8_t **stack,
-                    uint64_t *next_tail)
+int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
+                    struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail)
 {
-    if (ring_size < 16 || (ring_size & (ring_size - 1)))
-        return -1;
     for (int pads = 0; pads < 2; pads++) {
-        uint64_t off = (tail - base) & (ring_size - 1);
+        uint64_t off = tail % ring_size;
         if (off % AGENT_REC_ALIGN || ring_size - off < 16)
             return -1;
         uint64_t pos;
@@ -55,12 +52,6 @@ int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t base, uint64
                 return -1;
             tail += len;
             continue;
-        }
-        if (kind == AGENT_REC_MOVE) {
-            if (len != 16)
-                return -1;
-            *next_tail = tail + 16;
-            return 2;
         }
         if ((kind != AGENT_REC_CALL && kind != AGENT_REC_PCS && kind != AGENT_REC_BARE) ||
             len < sizeof(struct agent_rec))
@@ -264,19 +255,16 @@ static void replay(struct tracee *t, unsigned s)
 #define PREFETCH_AHEAD 8u
 static void prefetch_ahead(struct agent_engine *a, struct heap_books *books, unsigned s)
 {
-    uint64_t size = 0, base = a->ring_base[s];
-    const uint8_t *ring = agent_ring_at(a, s, &size);
-    if (!ring)
-        return;
-    if (a->pf_pos[s] < a->tails[s] || a->pf_pos[s] - a->tails[s] > size) {
+    const uint8_t *ring = a->map + AGENT_RINGS_OFF + (uint64_t)s * AGENT_RING_SIZE;
+    if (a->pf_pos[s] < a->tails[s] || a->pf_pos[s] - a->tails[s] > AGENT_RING_SIZE) {
         a->pf_pos[s] = a->tails[s];
         a->pf_ahead[s] = 0;
     }
     for (int pads = 0; a->pf_ahead[s] < PREFETCH_AHEAD && pads < 2;) {
-        uint64_t pos = a->pf_pos[s], off = (pos - base) & (size - 1), mark, addr;
+        uint64_t pos = a->pf_pos[s], off = pos % AGENT_RING_SIZE, mark, addr;
         uint32_t len;
         uint16_t kind;
-        if (off % AGENT_REC_ALIGN || size - off < 16)
+        if (off % AGENT_REC_ALIGN || AGENT_RING_SIZE - off < 16)
             return;
         memcpy(&mark, ring + off, sizeof(mark));
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -284,7 +272,7 @@ static void prefetch_ahead(struct agent_engine *a, struct heap_books *books, uns
             return;
         memcpy(&len, ring + off + 8, sizeof(len));
         memcpy(&kind, ring + off + 12, sizeof(kind));
-        if (len < 16 || len % AGENT_REC_ALIGN || len > size - off)
+        if (len < 16 || len % AGENT_REC_ALIGN || len > AGENT_RING_SIZE - off)
             return;
         a->pf_pos[s] += len;
         if (kind == AGENT_REC_PAD) {
@@ -292,7 +280,7 @@ static void prefetch_ahead(struct agent_engine *a, struct heap_books *books, uns
             continue;
         }
         if (len < sizeof(struct agent_rec))
-            return; /* (a move record: the head moves first) */
+            return;
         memcpy(&addr, ring + off + offsetof(struct agent_rec, args), sizeof(addr));
         heap_prefetch(books, addr);
         memcpy(&addr, ring + off + offsetof(struct agent_rec, ret), sizeof(addr));
@@ -309,23 +297,9 @@ static bool fetch_head(struct tracee *t, unsigned s)
         return true;
     if (a->broken[s])
         return false;
-    int rc;
-    /* (a thread moves at most once per record it writes: two moves in a
-     * row end a ring that sent nothing) */
-    for (int moves = 0;; moves++) {
-        uint64_t size = 0;
-        const uint8_t *ring = agent_ring_at(a, s, &size);
-        rc = ring ? agent_ring_next(ring, size, a->ring_base[s], a->tails[s], a->npatches,
-                                    &a->head[s], &a->head_stack_bytes[s], &a->head_next[s])
-                  : -1;
-        if (rc != 2)
-            break;
-        if (moves > 0 || !agent_ring_moved(a, s, a->head_next[s])) {
-            rc = -1;
-            break;
-        }
-        a->tails[s] = a->head_next[s];
-    }
+    const uint8_t *ring = a->map + AGENT_RINGS_OFF + (uint64_t)s * AGENT_RING_SIZE;
+    int rc = agent_ring_next(ring, AGENT_RING_SIZE, a->tails[s], a->npatches, &a->head[s],
+                             &a->head_stack_bytes[s], &a->head_next[s]);
     if (rc == 1)
         a->head_rec[s] = &a->head[s];
     if (rc < 0) {
@@ -377,9 +351,7 @@ static void consume_head(struct tracee *t, unsigned s)
     /* The room made goes to the thread an eighth of a ring at a time (and
      * at the end of every drain): a store per record would take the
      * slot's line from the thread's cache per record. */
-    uint64_t size = 0;
-    agent_ring_at(a, s, &size);
-    if (a->tails[s] - __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) >= size / 8) {
+    if (a->tails[s] - __atomic_load_n(&slot->tail, __ATOMIC_RELAXED) >= AGENT_RING_SIZE / 8) {
         __atomic_store_n(&slot->tail, a->tails[s], __ATOMIC_RELEASE);
         /* a thread waiting for room goes on now, not after the drain */
         __atomic_fetch_add(&slot->tail_seq, 1, __ATOMIC_SEQ_CST);
@@ -444,8 +416,7 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
     unsigned active[AGENT_SLOTS], nactive = 0;
     for (unsigned s = 0; s < AGENT_SLOTS; s++) {
         struct agent_slot *slot = &ctl->slots[s];
-        uint64_t key = __atomic_load_n(&slot->key, __ATOMIC_ACQUIRE);
-        if (!key || key == AGENT_KEY_FREE)
+        if (!__atomic_load_n(&slot->key, __ATOMIC_ACQUIRE))
             continue;
         if (a->broken[s]) {
             /* Its calls are ignored, but the thread must never wait on a
@@ -513,7 +484,6 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
         consume_head(t, s);
         n++;
     }
-    agent_rings_tend(a, active, nactive);
     /* The room made (pads skipped while looking included; a head held
      * back stays where tails[s] is, out of the thread's reach), and one
      * wake-up per waiting thread. */
@@ -603,7 +573,6 @@ void agent_thread_exit(struct tracee *t, int tid)
             ctl->slots[s].tid = 0;
             ctl->slots[s].depth = 0;
             __atomic_store_n(&ctl->slots[s].inflight, 0, __ATOMIC_RELEASE);
-            agent_rings_retire(a, s);
         }
 }
 

@@ -42,34 +42,23 @@ static inline uint64_t stamp(struct agent_ctl *ctl)
     return v;
 }
 
-/* The calling thread's slot: the one keyed by its thread pointer, else the
- * first free one on its probe (a slot the tracer freed, AGENT_KEY_FREE,
- * does not end the search: the key may be further on; 0 does). */
 static struct agent_slot *find_slot(struct agent_ctl *ctl)
 {
     uint64_t key = thread_key();
-    unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 52) & (AGENT_SLOTS - 1);
-    for (int tries = 0; tries < 4; tries++) {
-        struct agent_slot *spare = 0;
-        uint64_t spare_key = 0;
-        for (unsigned i = 0; i < AGENT_SLOTS; i++) {
-            struct agent_slot *s = &ctl->slots[(h + i) & (AGENT_SLOTS - 1)];
-            uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-            if (k == key)
+    unsigned h = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56) & (AGENT_SLOTS - 1);
+    for (unsigned i = 0; i < AGENT_SLOTS; i++) {
+        struct agent_slot *s = &ctl->slots[(h + i) & (AGENT_SLOTS - 1)];
+        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return s;
+        if (k == 0) {
+            uint64_t expect = 0;
+            if (__atomic_compare_exchange_n(&s->key, &expect, key, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
                 return s;
-            if ((k == 0 || k == AGENT_KEY_FREE) && !spare) {
-                spare = s;
-                spare_key = k;
-            }
-            if (k == 0)
-                break;
+            if (expect == key)
+                return s;
         }
-        if (!spare)
-            break;
-        if (__atomic_compare_exchange_n(&spare->key, &spare_key, key, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-            return spare;
-        /* another thread took it first: look again */
     }
     __atomic_fetch_add(&ctl->lost, 1, __ATOMIC_RELAXED);
     return 0;
@@ -120,52 +109,13 @@ static int tracer_gone(void)
     return 0;
 }
 
-/* Rings by demand (docs/agent.md): the tracer grants a thread that had to
- * wait for room a larger ring (agent_slot grant); the thread moves to it
- * when its ring is empty, that is when the tail the tracer published is
- * its write position: the tracer has read everything and sits at that
- * position.  The old ring ends there with an AGENT_REC_MOVE record; the
- * new ring's word and base are stored before the record is (a release), so
- * a tracer that reads the record sees them.  1 when it moved. */
-static int ring_move(struct agent_ctl *ctl, struct agent_slot *s, uint64_t tail)
+/* Room for need bytes in s's ring: waits (futex) while the ring is full,
+ * and then until a quarter of it is free (the tracer wakes it an eighth
+ * of a ring at a time: a few wake-ups per ring, not one per record, and
+ * no wait for a whole drain).  0, or -1 when the tracer is gone. */
+static int ring_room(struct agent_slot *s, uint64_t need)
 {
-    if (tail != s->reserve)
-        return 0;
-    uint64_t grant = __atomic_load_n(&s->grant, __ATOMIC_ACQUIRE);
-    uint64_t cur = __atomic_load_n(&s->ring, __ATOMIC_RELAXED), size = 0, nsize = 0;
-    uint64_t slot = (uint64_t)(s - ctl->slots);
-    if (grant == cur)
-        return 0;
-    uint64_t at = agent_ring_word(cur, slot, &size);
-    if (!at || !agent_ring_word(grant, slot, &nsize))
-        return 0;
-    uint64_t pos = s->reserve, base = __atomic_load_n(&s->ring_base, __ATOMIC_RELAXED);
-    uint64_t off = (pos - base) & (size - 1);
-    struct agent_rec *m = (struct agent_rec *)((uint8_t *)ctl + at + off);
-    /* The new ring begins where the old one's lap began, so the move
-     * record, not read yet, has the same place in both: a larger ring in
-     * the same pool ring is not written over it before the tracer's tail
-     * has passed it (the room is counted from that tail). */
-    __atomic_store_n(&s->ring_base, pos - off, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->ring, grant, __ATOMIC_RELAXED);
-    m->len = 16;
-    m->kind = AGENT_REC_MOVE;
-    __atomic_store_n(&m->pos, pos + 1, __ATOMIC_RELEASE);
-    s->reserve = pos + 16;
-    s->rung = s->reserve;
-    return 1;
-}
-
-/* Room for need bytes in s's ring of size bytes: waits (futex) while the
- * ring is full, and then until a quarter of it is free (the tracer wakes it
- * an eighth of a ring at a time: a few wake-ups per ring, not one per
- * record, and no wait for a whole drain); with a larger ring granted, a
- * few wake-ups more for the ring to empty, to move.  0, 1 when the thread
- * moved to another ring (the caller starts again), or -1 when the tracer
- * is gone. */
-static int ring_room(struct agent_ctl *ctl, struct agent_slot *s, uint64_t need, uint64_t size)
-{
-    if (s->reserve - s->rung >= size / 4) {
+    if (s->reserve - s->rung >= AGENT_RING_SIZE / 4) {
         /* A quarter ring written since the last look: a tracer half a ring
          * behind gets its doorbell now, while there is room left.  Else it
          * may sleep until the ring is full, and the two then take turns
@@ -173,32 +123,23 @@ static int ring_room(struct agent_ctl *ctl, struct agent_slot *s, uint64_t need,
          * at once. */
         s->rung = s->reserve;
         s->tail_seen = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-        if (ring_move(ctl, s, s->tail_seen))
-            return 1;
-        if (s->reserve - s->tail_seen >= size / 2 && agent_data.doorbell_fd >= 0)
+        if (s->reserve - s->tail_seen >= AGENT_RING_SIZE / 2 && agent_data.doorbell_fd >= 0)
             sys3(SYS_write, agent_data.doorbell_fd, (long)"", 1);
     }
     /* The tail last read first: the tracer's line is read only when the
      * ring looks full from here. */
-    if (s->reserve + need - s->tail_seen <= size)
+    if (s->reserve + need - s->tail_seen <= AGENT_RING_SIZE)
         return 0;
     s->tail_seen = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
-    if (ring_move(ctl, s, s->tail_seen))
-        return 1;
-    if (s->reserve + need - s->tail_seen <= size)
+    if (s->reserve + need - s->tail_seen <= AGENT_RING_SIZE)
         return 0;
-    int counted = 0, patience = 4;
+    int counted = 0;
     for (;;) {
         uint32_t seq = __atomic_load_n(&s->tail_seq, __ATOMIC_ACQUIRE);
         uint64_t tail = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
         s->tail_seen = tail;
-        if (ring_move(ctl, s, tail))
-            return 1;
-        if (s->reserve + need - tail <= (counted ? size / 4 * 3 : size)) {
-            if (!counted || patience-- <= 0 ||
-                __atomic_load_n(&s->grant, __ATOMIC_ACQUIRE) == __atomic_load_n(&s->ring, __ATOMIC_RELAXED))
-                return 0;
-        }
+        if (s->reserve + need - tail <= (counted ? AGENT_RING_SIZE / 4 * 3 : AGENT_RING_SIZE))
+            return 0;
         if (!counted) {
             s->waits++;
             counted = 1;
@@ -215,6 +156,11 @@ static int ring_room(struct agent_ctl *ctl, struct agent_slot *s, uint64_t need,
             sys6(SYS_futex, (long)&s->tail_seq, FUTEX_WAIT, (long)seq, (long)&ts, 0, 0);
         __atomic_store_n(&s->waiting, 0, __ATOMIC_RELAXED);
     }
+}
+
+static uint8_t *ring_base(struct agent_ctl *ctl, struct agent_slot *s)
+{
+    return (uint8_t *)ctl + AGENT_RINGS_OFF + (uint64_t)(s - ctl->slots) * AGENT_RING_SIZE;
 }
 
 #if AGENT_UNWIND_ROWS
@@ -473,32 +419,19 @@ done:
  * tracer is gone. */
 static struct agent_rec *ring_reserve(struct agent_ctl *ctl, struct agent_slot *s, uint32_t len)
 {
-    for (int moves = 0; moves < 3; moves++) {
-        /* the ring this slot writes now (agent_abi.h: ring words) */
-        uint64_t size = 0, slot = (uint64_t)(s - ctl->slots);
-        uint64_t at = agent_ring_word(__atomic_load_n(&s->ring, __ATOMIC_RELAXED), slot, &size);
-        if (!at)
-            break; /* cannot happen: the tracer writes only rings */
-        uint64_t base = __atomic_load_n(&s->ring_base, __ATOMIC_RELAXED);
-        uint64_t off = (s->reserve - base) & (size - 1);
-        uint64_t pad = off + len > size ? size - off : 0;
-        int room = ring_room(ctl, s, pad + len, size);
-        if (room < 0)
-            return 0;
-        if (room > 0)
-            continue;
-        uint8_t *ring = (uint8_t *)ctl + at;
-        if (pad) {
-            struct agent_rec *p = (struct agent_rec *)(ring + off);
-            p->len = (uint32_t)pad;
-            p->kind = AGENT_REC_PAD;
-            __atomic_store_n(&p->pos, s->reserve + 1, __ATOMIC_RELEASE);
-            s->reserve += pad;
-        }
-        return (struct agent_rec *)(ring + ((s->reserve - base) & (size - 1)));
+    uint64_t off = s->reserve % AGENT_RING_SIZE;
+    uint64_t pad = off + len > AGENT_RING_SIZE ? AGENT_RING_SIZE - off : 0;
+    if (ring_room(s, pad + len) < 0)
+        return 0;
+    uint8_t *base = ring_base(ctl, s);
+    if (pad) {
+        struct agent_rec *p = (struct agent_rec *)(base + off);
+        p->len = (uint32_t)pad;
+        p->kind = AGENT_REC_PAD;
+        __atomic_store_n(&p->pos, s->reserve + 1, __ATOMIC_RELEASE);
+        s->reserve += pad;
     }
-    s->lost++;
-    return 0;
+    return (struct agent_rec *)(base + s->reserve % AGENT_RING_SIZE);
 }
 
 /* Up to max bytes of this process's memory from addr into dst: the kernel
