@@ -131,7 +131,7 @@ TWICE=(engine_valgrind_counts engine_valgrind_layout engine_attach_detach engine
        leak_valgrind leak_threads leak_flags leak_corpus misuse_valgrind
        unwind_gdb unwind_vs_gdb stacks_inline_gdb
        proc_fork proc_fork_open proc_vfork_exit proc_threads proc_churn_scan proc_signals 'intercept_*'
-       golden_report rss_parts 'heaps_*' trace_layout)
+       golden_report rss_parts 'heaps_*' trace_layout rely_group_sigint)
 AGENT_DEFAULT=
 "$MEMTRACE" -q -j -o "$tmproot/engine.json" /bin/true >/dev/null 2>&1 &&
     grep -q '"engine": "agent"' "$tmproot/engine.json" && AGENT_DEFAULT=1

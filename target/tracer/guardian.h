@@ -33,7 +33,9 @@ int guardian_start(void);
 void guardian_watch(pid_t pid, int mem_fd);
 
 /* The tracer has finished cleanly (detached, or the target is gone):
- * nothing is left to undo. */
+ * nothing is left to undo.  Returns once the supervisor has passed on
+ * every ending signal sent to it so far (or after a bound, if it does not
+ * answer), so that session_end_signals() drops them all. */
 void guardian_release(void);
 
 /* Call before writing the breakpoint / trampoline into the target, and
