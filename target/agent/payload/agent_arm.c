@@ -250,22 +250,23 @@ static inline void fill_regs(struct agent_rec *r, const struct agent_frame *f)
 }
 
 /* The stack pointer a signal interrupted, from the signal frame that moved
- * the thread onto its alternate stack [alo, ahi): found in the copy win
- * (n bytes) by the ucontext's uc_stack, which holds the alternate stack
- * itself (ss_sp, ss_flags, ss_size: words 0-2 here), followed by struct
- * sigcontext (arm_sp the 19th word after ss_sp, arm_cpsr the 22nd: user
- * mode, M[4:0] = 0x10, for a user frame).  RT and non-RT frames hold the
- * same ucontext.  The lowest frame whose sp lies off the alternate stack
- * (a nested signal's frame interrupted the alternate stack itself).  0:
- * none in the copy. */
+ * the thread onto its alternate stack [alo, ahi), found in the copy win
+ * (n bytes) by its ucontext (uc_flags, uc_link, uc_stack, then struct
+ * sigcontext: arm_sp the 21st word, arm_cpsr the 24th, user mode M[4:0] =
+ * 0x10).  An RT frame (SA_SIGINFO) is known by uc_stack, which holds the
+ * alternate stack itself (ss_sp, ss_flags, ss_size); a non-RT frame saves
+ * no uc_stack but marks uc_flags with the kernel's 0x5ac3c35a.  The lowest
+ * frame whose sp lies off the alternate stack (a nested signal's frame
+ * interrupted the alternate stack itself).  0: none in the copy. */
 static uint64_t sig_interrupted_sp(const uint8_t *win, uint64_t n, uint64_t alo, uint64_t ahi)
 {
     const uint32_t *w = (const uint32_t *)(const void *)win;
     uint64_t nw = n / 4;
-    for (uint64_t i = 0; i + 22 < nw; i++) {
-        if (w[i] != alo || w[i + 2] != ahi - alo || (w[i + 22] & 0x1f) != 0x10)
+    for (uint64_t i = 0; i + 24 < nw; i++) {
+        int rt = w[i + 2] == alo && w[i + 4] == ahi - alo;
+        if ((!rt && w[i] != 0x5ac3c35au) || (w[i + 24] & 0x1f) != 0x10)
             continue;
-        uint32_t sp = w[i + 19];
+        uint32_t sp = w[i + 21];
         if (sp && !(sp & 3) && (sp < alo || sp >= ahi))
             return sp;
     }
