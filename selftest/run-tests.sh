@@ -186,7 +186,7 @@ run_entry() {
             is_longest "$name" && TEST_TIMEOUT=$((base * 2))
             # A board's guest has its own limit (board_common.bash) for a
             # hang; the test around it must outlast it.
-            [[ $name == board_* ]] && TEST_TIMEOUT=$((base * 4))
+            [[ $name == board_* ]] && TEST_TIMEOUT=$((base * 6))
             run_script "$name"
         done ;;
     esac

@@ -78,8 +78,11 @@ mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,etc,mt,usr/bin,usr/lib/$triple,usr/
 cp -a "$src/bin/busybox" "$stage/bin/" || die "no busybox in $src"
 cp -a "$src/lib/$triple" "$src"/lib/ld-linux* "$stage/lib/" || die "no libc in $src"
 cp -a "$src/usr/lib/$triple"/libstdc++.so* "$stage/usr/lib/$triple/" || die "no libstdc++ in $src"
-cp -a "$src/usr/lib/$triple"/lib{jemalloc.so.2,tcmalloc.so.4,tcmalloc_minimal.so.4,mimalloc.so.2}* \
-    "$stage/usr/lib/$triple/" || die "no jemalloc, tcmalloc or mimalloc in $src"
+# (the allocator programs are the ARM boards': i386 fetches none)
+if [ "$arch" != i386 ]; then
+    cp -a "$src/usr/lib/$triple"/lib{jemalloc.so.2,tcmalloc.so.4,tcmalloc_minimal.so.4,mimalloc.so.2}* \
+        "$stage/usr/lib/$triple/" || die "no jemalloc, tcmalloc or mimalloc in $src"
+fi
 cp -a "$src/usr/lib/debug" "$stage/usr/lib/" || die "no libc6-dbg in $src"
 cp -a "$src/usr/bin/valgrind" "$src/usr/bin/valgrind.bin" "$src/usr/bin/gdbserver" "$stage/usr/bin/" ||
     die "no valgrind or gdbserver in $src"

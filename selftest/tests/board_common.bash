@@ -218,7 +218,7 @@ board_boot() {
     # The guest's time limit only catches a hang: the suite takes about 250 s
     # on an idle 2-core machine and twice that beside the rest of make
     # check's pool (a 270 s limit ended both boards in one CI run).
-    BOARD_SMP=${BOARD_SMP:-1} BOARD_NETNS=$NS_H BOARD_TAP=$VETH_H BOARD_GUEST_ADDR=$ADDR_T/16 BOARD_TIMEOUT=${BOARD_TIMEOUT:-900} \
+    BOARD_SMP=${BOARD_SMP:-1} BOARD_NETNS=$NS_H BOARD_TAP=$VETH_H BOARD_GUEST_ADDR=$ADDR_T/16 BOARD_TIMEOUT=${BOARD_TIMEOUT:-1500} \
     BOARD_ENV="$(board_guest_env)
 GUEST_IP=$ADDR_T
 HOST_IP=$ADDR_H
