@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "shared/config_line.h"
 #include "shared/xalloc.h"
 
 /* Suppression files are small: anything bigger is not one. */
@@ -76,32 +77,22 @@ static void add_pattern(struct suppressions *s, const char *p, size_t len)
     s->n++;
 }
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 struct suppressions *suppressions_parse(const char *text, size_t len, const char *name, char *err,
                                         size_t errlen)
 {
     struct suppressions *s = xcalloc(1, sizeof(*s));
     unsigned lineno = 0;
-    size_t pos = 0;
-    while (pos < len) {
+    size_t pos = 0, n;
+    const char *line;
+    while (config_line_next(text, len, &pos, &line, &n)) {
         lineno++;
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - text) : len;
-        const char *line = text + pos;
-        size_t n = end - pos;
-        pos = end + 1;
         if (memchr(line, '\0', n)) {
             snprintf(err, errlen, "%s:%u: NUL byte in a suppression", name, lineno);
             suppressions_free(s);
             return NULL;
         }
-        while (n && is_blank(*line)) {
-            line++;
-            n--;
-        }
-        while (n && is_blank(line[n - 1]))
-            n--;
+        config_line_trim(&line, &n);
         if (n == 0 || line[0] == '#')
             continue;
         const char *colon = memchr(line, ':', n);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shared/config_line.h"
+
 static const struct {
     const char *word;
     enum intercept_op op;
@@ -17,7 +19,6 @@ static const struct {
     {"aligned", OP_ALIGNED_ALLOC, 2}, /* (alignment, size), as aligned_alloc */
 };
 
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 /* POSITIONS (n bytes at s): want numbers 1..ALLOC_FN_POS_MAX, comma-separated,
  * all different. */
@@ -116,14 +117,10 @@ int alloc_fn_file_parse(const char *text, size_t len, const char *name, struct a
 {
     *n = 0;
     unsigned lineno = 0;
-    size_t pos = 0;
-    while (pos < len) {
+    size_t pos = 0, ln;
+    const char *line;
+    while (config_line_next(text, len, &pos, &line, &ln)) {
         lineno++;
-        const char *nl = memchr(text + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - text) : len;
-        const char *line = text + pos;
-        size_t ln = end - pos;
-        pos = end + 1;
         if (ln > ALLOC_FN_LINE_MAX) {
             snprintf(err, errlen, "%s:%u: line longer than %d bytes", name, lineno,
                      ALLOC_FN_LINE_MAX);
@@ -133,12 +130,7 @@ int alloc_fn_file_parse(const char *text, size_t len, const char *name, struct a
             snprintf(err, errlen, "%s:%u: NUL byte", name, lineno);
             return -1;
         }
-        while (ln && is_blank(*line)) {
-            line++;
-            ln--;
-        }
-        while (ln && is_blank(line[ln - 1]))
-            ln--;
+        config_line_trim(&line, &ln);
         if (ln == 0 || line[0] == '#')
             continue;
         if (*n == cap) {
