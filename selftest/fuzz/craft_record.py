@@ -54,7 +54,8 @@ def peak(nbytes, blocks, us, stacks):
 
 
 def memory(fields):
-    """An 'M': the RSS, its seven parts, mappings, flags (and any more)."""
+    """An 'M': the RSS, its seven parts, mappings, flags, memtrace's own
+    bytes (and any more)."""
     return rec(b'M', var(len(fields)) + b''.join(var(f) for f in fields))
 
 
@@ -102,7 +103,7 @@ CRAFTED = {
     'rss-huge.rec':
         start() + sample(1000, totals(100, 1, 1, 0, 100), [(1, [100, 1, 1, 100, 0])]) +
         memory([7 << 60] + [1 << 60] * 7 + [3, 1]) +
-        sample(1000, totals(), []) + memory([7, 1, 1, 1, 1, 1, 1, 1, 1 << 32 - 1, 0, 99]),
+        sample(1000, totals(), []) + memory([7, 1, 1, 1, 1, 1, 1, 1, 1 << 32 - 1, 0, 1, 99]),
 }
 
 if __name__ == '__main__':

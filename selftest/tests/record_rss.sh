@@ -6,7 +6,7 @@
 #     against its heap;
 #   - the parts add up to the RSS in every record;
 #   - memtrace --replay --at that sample's time gives the same figures in
-#     its JSON "memory", and --diff between steps 1 and 3 their change
+#     its JSON "memory" (memtrace's own bytes too), and --diff between steps 1 and 3 their change
 #     (JSON and text).
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
@@ -31,6 +31,7 @@ import json, sys
 j, s = json.load(open(sys.argv[1]))['memory'], json.load(open(sys.argv[2]))
 keys = ['live_heap', 'allocator', 'program_mmaps', 'thread_stacks', 'modules', 'shared', 'rest']
 assert j['rss'] == s['rss'][0] and [j['parts'][k]['bytes'] for k in keys] == s['rss'][1:8], (j, s)
+assert j['memtrace_bytes'] == s['rss'][10], (j['memtrace_bytes'], s['rss'])
 assert abs(j['recorded_at'] * 1e6 - s['us']) < 1, (j['recorded_at'], s['us'])
 PY
 done

@@ -2,7 +2,8 @@
 """Reads a memtrace recording (target/record/record.h's format) on its own,
 apart from memtrace's reader, and prints its samples as JSON: one object
 per 'S' record, {"us", "in_use_bytes", "rss"}, "rss" the 'M' record that
-followed it ([RSS, the seven parts, mappings, flags]) or null.
+followed it ([RSS, the seven parts, mappings, flags, memtrace's own
+bytes of the shared part (0 from an older writer)]) or null.
 
     record_samples.py REC.mt
 """
@@ -47,7 +48,7 @@ def samples(data):
             for _ in range(count):
                 v, p = var(payload, p)
                 fields.append(v)
-            out[-1]['rss'] = fields[:10]
+            out[-1]['rss'] = fields[:11] + [0] * (11 - len(fields[:11]))
     return out
 
 

@@ -5,7 +5,11 @@
 # record is checked against the kernel's figures the program read itself:
 # its RSS equals /proc/self/smaps_rollup's Rss within 512 KiB and VmRSS
 # within 1 MiB (the kernel's counters are per-CPU batched), its parts add up
-# to it, and its live heap part is the step's heap within 256 KiB.  Sets
+# to it, and its live heap part is the step's heap within 256 KiB.  Both
+# sides leave out memtrace's own pages (the agent's ring, which turns
+# resident as the agent writes it, after the program's read): the record
+# says how many it holds, the program read its smaps for them; the record's
+# may not exceed its shared memory part.  Sets
 # heap[K], at[K] (the sample's time, seconds) and writes that sample's JSON
 # to sample.K.
 
@@ -36,18 +40,19 @@ rss_steps_record() {
     trap "touch ctl/go1 ctl/go2 ctl/go3; wait $mt 2>/dev/null" EXIT
     for k in 1 2 3; do
         wait_for_line prog.out "^step $k " 30
-        read -r _ _ _ "heap[$k]" _ vmrss _ rollup <<< "$(grep "^step $k " prog.out)"
+        read -r _ _ _ "heap[$k]" _ vmrss _ rollup _ own <<< "$(grep "^step $k " prog.out)"
         wait_until 30 "an RSS record at step $k" step_sample $k "${heap[$k]}"
-        python3 - "sample.$k" "${heap[$k]}" "$vmrss" "$rollup" <<'PY' ||
+        python3 - "sample.$k" "${heap[$k]}" "$vmrss" "$rollup" "$own" <<'PY' ||
 import json, sys
 s = json.load(open(sys.argv[1]))
-heap, vmrss, rollup = map(int, sys.argv[2:5])
-rss, parts = s['rss'][0], s['rss'][1:8]
-print('recorded at %d us: rss %d (rollup %d, VmRSS %d), live heap %d (heap %d)' %
-      (s['us'], rss, rollup, vmrss, parts[0], heap))
+heap, vmrss, rollup, own = map(int, sys.argv[2:6])
+rss, parts, mt = s['rss'][0], s['rss'][1:8], s['rss'][10]
+print('recorded at %d us: rss %d, memtrace\'s %d (rollup %d, VmRSS %d, memtrace\'s %d), '
+      'live heap %d (heap %d)' % (s['us'], rss, mt, rollup, vmrss, own, parts[0], heap))
 assert sum(parts) == rss, (parts, rss)
-assert abs(rss - rollup) <= 512 << 10, ('smaps_rollup', rss, rollup)
-assert abs(rss - vmrss) <= 1 << 20, ('VmRSS', rss, vmrss)
+assert mt <= parts[5], ('memtrace\'s own bytes outside the shared part', mt, parts[5])
+assert abs((rss - mt) - (rollup - own)) <= 512 << 10, ('smaps_rollup', rss, mt, rollup, own)
+assert abs((rss - mt) - (vmrss - own)) <= 1 << 20, ('VmRSS', rss, mt, vmrss, own)
 assert heap <= parts[0] + (256 << 10) and parts[0] <= heap + (256 << 10), ('live heap', parts[0], heap)
 PY
             fail "step $k: the recorded RSS differs from the kernel's"

@@ -267,7 +267,7 @@ int main(void)
     /* where the RSS went ('M'): written when it changed, read back whole */
     rec = recorder_open(path, 100, 0, why, sizeof(why));
     recorder_start(rec, 1, 0, "p", "");
-    struct rss_parts mem = { .rss = 0, .mappings = 9, .pagemap = true };
+    struct rss_parts mem = { .rss = 0, .mappings = 9, .pagemap = true, .memtrace = 4096 };
     for (int i = 0; i < 6; i++) {
         for (int p = 0; p < RSS_PARTS; p++)
             mem.part[p] = (uint64_t)(i / 2 + 1) * (p + 1) * 4096;  /* changes every other sample */
@@ -291,7 +291,8 @@ int main(void)
         for (int p = 0; p < RSS_PARTS; p++)
             sum += r.samples[i].rss[1 + p];
         CHECK(sum == r.samples[i].rss[0] && r.samples[i].rss[1 + RSS_PARTS] == 9 &&
-              r.samples[i].rss[2 + RSS_PARTS] == RECORD_RSS_PAGEMAP, "sample %zu", i);
+              r.samples[i].rss[2 + RSS_PARTS] == RECORD_RSS_PAGEMAP &&
+              r.samples[i].rss[3 + RSS_PARTS] == 4096, "sample %zu", i);
     }
     CHECK(r.nsamples == 6 && with_rss == 3, "%zu samples, %zu with RSS", r.nsamples, with_rss);
     recording_free(&r);
@@ -301,19 +302,27 @@ int main(void)
             recording_free(&r);
     free(data);
     /* crafted: an 'M' before any sample, two after one, parts that do not
-     * add up, too few fields; each refused with a reason */
+     * add up, too few fields, more of memtrace's own bytes than shared
+     * ones; each refused with a reason (an older writer's 10 fields and
+     * a later one's 12 are read) */
     static const uint8_t hdr[] = { 'M', 'T', 'R', 'E', 'C', '1', '\r', '\n',
                                    'H', 6, 1, 100, 1, 0, 0, 0 };
     static const uint8_t smp[] = { 'S', 13, 1, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
     static const uint8_t m_ok[] = { 'M', 11, 10, 7, 1, 1, 1, 1, 1, 1, 1, 2, 0 };
     static const uint8_t m_sum[] = { 'M', 11, 10, 8, 1, 1, 1, 1, 1, 1, 1, 2, 0 };
     static const uint8_t m_few[] = { 'M', 10, 9, 7, 1, 1, 1, 1, 1, 1, 1, 2 };
+    static const uint8_t m_own[] = { 'M', 12, 11, 7, 1, 1, 1, 1, 1, 1, 1, 2, 0, 1 };
+    static const uint8_t m_own_over[] = { 'M', 12, 11, 7, 1, 1, 1, 1, 1, 1, 1, 2, 0, 2 };
+    static const uint8_t m_later[] = { 'M', 13, 12, 7, 1, 1, 1, 1, 1, 1, 1, 2, 0, 1, 99 };
     struct { const uint8_t *parts[3]; size_t lens[3]; bool ok; } cases[] = {
         { { smp, m_ok }, { sizeof(smp), sizeof(m_ok) }, true },
         { { m_ok }, { sizeof(m_ok) }, false },
         { { smp, m_ok, m_ok }, { sizeof(smp), sizeof(m_ok), sizeof(m_ok) }, false },
         { { smp, m_sum }, { sizeof(smp), sizeof(m_sum) }, false },
         { { smp, m_few }, { sizeof(smp), sizeof(m_few) }, false },
+        { { smp, m_own }, { sizeof(smp), sizeof(m_own) }, true },
+        { { smp, m_own_over }, { sizeof(smp), sizeof(m_own_over) }, false },
+        { { smp, m_later }, { sizeof(smp), sizeof(m_later) }, true },
     };
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         uint8_t buf[128];

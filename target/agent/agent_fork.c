@@ -133,7 +133,7 @@ int agent_fork_child(struct tracee *t, struct tracee *c, struct thread *th, char
 
     uint64_t key = slot_key_of(c, th);
     uint64_t scratch = agent_stack_scratch(th);
-    static const char name[] = "memtrace-agent";
+    static const char name[] = AGENT_MEMFD_NAME;
     if (!key || !scratch || target_mem_write(&c->mem, scratch, name, sizeof(name)) < 0) {
         snprintf(why, whylen, "cannot read its registers or write to its stack");
         agent_free_local(a);

@@ -165,7 +165,7 @@ int agent_start(struct tracee *t, struct thread *th, char *why, size_t whylen)
     read_header(&a->hdr);
     int64_t memfd = -1, pidfd = -1, pipe_w = -1, pipe_r = -1;
     uint64_t scratch = agent_stack_scratch(th);
-    static const char name[] = "memtrace-agent";
+    static const char name[] = AGENT_MEMFD_NAME;
     if (!scratch || target_mem_write(&t->mem, scratch, name, sizeof(name)) < 0) {
         snprintf(why, whylen, "cannot write to the target's stack");
         goto fail;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "shared/xalloc.h"
+#include "target/agent/agent_abi.h"
 
 static const char *const part_names[RSS_PARTS] = {
     "live heap", "allocator holds", "program mmaps", "thread stacks",
@@ -411,6 +412,8 @@ static void classify(void *ctx, const struct smaps_entry *e)
     } else if (e->perms[3] == 's' || starts_with(e->name, "/SYSV") ||
                starts_with(e->name, "/dev/shm/")) {
         p->part[RSS_SHARED] += e->rss;
+        if (e->perms[3] == 's' && starts_with(e->name, "/memfd:" AGENT_MEMFD_NAME))
+            p->memtrace += e->rss;
     } else if (starts_with(e->name, "[stack") || (!live && holds_sp(s, e))) {
         p->part[RSS_THREAD_STACKS] += e->rss;
     } else if (file_backed(e) || !strcmp(e->name, "[vdso]") || !strcmp(e->name, "[vsyscall]") ||

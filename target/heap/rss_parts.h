@@ -19,6 +19,13 @@
  *   rest             everything else (anonymous mappings nobody
  *                    intercepted, the rest of ledger mappings)       computed
  *
+ * Apart from the parts, `memtrace` says how much of the shared memory part
+ * is memtrace's own: the agent's shared region (rings and unwind rows,
+ * the memfd named memtrace-agent).  Its pages turn resident as the agent
+ * writes its ring, so a traced program's RSS grows by up to a ring per
+ * thread that allocates; the report names that growth rather than leave
+ * it to look like the program's.
+ *
  * A block allocated before tracing began, or by an allocator that is not
  * intercepted, is not in the books: its bytes show as the allocator's. */
 #ifndef MT_HEAP_RSS_PARTS_H
@@ -54,6 +61,7 @@ struct rss_parts {
     uint64_t live_bytes;        /* the books' live bytes, resident or not */
     uint64_t live_blocks;
     uint64_t trimmable;         /* malloc_trim estimate (see rss_parts_read) */
+    uint64_t memtrace;          /* of part[RSS_SHARED]: memtrace's own mappings */
     uint64_t page_size;
     unsigned mappings;          /* mappings read */
     unsigned stack_pointers;    /* threads whose stack pointer was found */

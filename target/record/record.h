@@ -36,7 +36,9 @@
  *                 rss_parts.h's order (live heap, allocator holds, program
  *                 mmaps, thread stacks, modules, shared memory, rest; they
  *                 add up to the RSS), the mappings read, flags (1: pagemap
- *                 read).  Figures whole, not deltas: written only when they
+ *                 read), then (since 0.3; 0 when absent) the bytes of the
+ *                 shared memory part that are memtrace's own (its agent's
+ *                 rings).  Figures whole, not deltas: written only when they
  *                 changed, and a reader that skips one loses nothing after
  *                 it.  The RSS is the process's, not the books': an exec
  *                 leaves it as it was.  An older reader skips it.
@@ -62,8 +64,10 @@
 #define RECORD_MAGIC_LEN 8
 #define RECORD_TOTALS 10
 #define RECORD_STACK_FIELDS 5
-/* 'M': RSS, the RSS_PARTS parts, mappings, flags */
-#define RECORD_RSS_FIELDS 10
+/* 'M': RSS, the RSS_PARTS parts, mappings, flags, memtrace's own bytes;
+ * an older writer wrote the first RECORD_RSS_FIELDS_MIN only */
+#define RECORD_RSS_FIELDS 11
+#define RECORD_RSS_FIELDS_MIN 10
 #define RECORD_RSS_PAGEMAP 1
 
 /* ---- writing ---- */

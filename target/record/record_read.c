@@ -297,7 +297,7 @@ static int parse_record(struct recording *r, struct caps *cap, struct sums *u, u
         }
         struct rec_sample *s = &r->samples[r->nsamples - 1];
         uint64_t n = get_var(c), v[RECORD_RSS_FIELDS] = { 0 };
-        if (n < RECORD_RSS_FIELDS || n > 64)
+        if (n < RECORD_RSS_FIELDS_MIN || n > 64)
             c->bad = true;
         for (uint64_t i = 0; i < n && !c->bad; i++) {
             uint64_t x = get_var(c);
@@ -312,7 +312,7 @@ static int parse_record(struct recording *r, struct caps *cap, struct sums *u, u
             over |= negative(sum);
         }
         if (c->bad || over || negative(v[0]) || sum != v[0] || v[1 + RSS_PARTS] > UINT32_MAX ||
-            v[2 + RSS_PARTS] > RECORD_RSS_PAGEMAP) {
+            v[2 + RSS_PARTS] > RECORD_RSS_PAGEMAP || v[3 + RSS_PARTS] > v[1 + RSS_SHARED]) {
             fail(why, len, "bad RSS record (its parts must add up to the RSS)");
             return -1;
         }

@@ -222,7 +222,8 @@ static void totals_array(const struct heap_totals *t, uint64_t out[RECORD_TOTALS
     memcpy(out, v, sizeof(v));
 }
 
-_Static_assert(RECORD_RSS_FIELDS == RSS_PARTS + 3, "'M' holds the RSS, its parts, mappings, flags");
+_Static_assert(RECORD_RSS_FIELDS == RSS_PARTS + 4,
+               "'M' holds the RSS, its parts, mappings, flags, memtrace's own bytes");
 
 static void rss_array(const struct rss_parts *m, uint64_t out[RECORD_RSS_FIELDS])
 {
@@ -231,6 +232,7 @@ static void rss_array(const struct rss_parts *m, uint64_t out[RECORD_RSS_FIELDS]
         out[1 + p] = m->part[p];
     out[1 + RSS_PARTS] = m->mappings;
     out[2 + RSS_PARTS] = m->pagemap ? RECORD_RSS_PAGEMAP : 0;
+    out[3 + RSS_PARTS] = m->memtrace;
 }
 
 static uint64_t to_us(double seconds)

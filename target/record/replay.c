@@ -87,6 +87,7 @@ static void state_memory(const struct state *s, struct rss_parts *m)
         m->part[p] = s->rss[1 + p];
     m->mappings = (unsigned)s->rss[1 + RSS_PARTS];
     m->pagemap = (s->rss[2 + RSS_PARTS] & RECORD_RSS_PAGEMAP) != 0;
+    m->memtrace = s->rss[3 + RSS_PARTS];
     m->live_bytes = s->rss_live[0];
     m->live_blocks = s->rss_live[1];
     m->recorded = true;

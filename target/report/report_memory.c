@@ -16,7 +16,10 @@ static void write_recorded_text(FILE *out, const struct rss_parts *m)
     for (unsigned p = 0; p < RSS_PARTS; p++) {
         char label[32];
         snprintf(label, sizeof(label), "%s:", rss_part_name(p));
-        fprintf(out, "    %-17s %12" PRIu64 " bytes  %s\n", label, m->part[p], rss_part_how(p));
+        fprintf(out, "    %-17s %12" PRIu64 " bytes  %s", label, m->part[p], rss_part_how(p));
+        if (p == RSS_SHARED && m->memtrace)
+            fprintf(out, "  of which %" PRIu64 " bytes memtrace's own", m->memtrace);
+        fputc('\n', out);
     }
 }
 
@@ -51,6 +54,9 @@ void report_write_memory_text(FILE *out, const struct rss_parts *m)
             break;
         case RSS_SHARED:
             fputs(" shared mappings", out);
+            if (m->memtrace)
+                fprintf(out, ", of which %" PRIu64 " bytes memtrace's own (its agent's rings)",
+                        m->memtrace);
             break;
         case RSS_REST:
             fputs(" anonymous mappings no one intercepted", out);
@@ -92,8 +98,9 @@ void report_write_memory_json(FILE *out, const struct report_source *src)
         fprintf(out, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"how\": \"%s\"}", p ? ", " : "",
                 rss_part_key(p), m->part[p], rss_part_how(p));
     fprintf(out, "},\n  \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-            ", \"thread_stack_pointers\": %u, \"malloc_trim_estimate\": ",
-            m->live_bytes, m->live_blocks, m->stack_pointers);
+            ", \"thread_stack_pointers\": %u, \"memtrace_bytes\": %" PRIu64
+            ", \"malloc_trim_estimate\": ",
+            m->live_bytes, m->live_blocks, m->stack_pointers, m->memtrace);
     if (m->recorded)
         fprintf(out, "null, \"recorded_at\": %.6f", m->seconds);
     else if (m->glibc)
