@@ -232,6 +232,28 @@ static struct leak_range aligned(uint64_t addr, uint64_t len, unsigned ws)
     return (struct leak_range){start, end - start};
 }
 
+/* a cut to the readable run a.addr lies in (leak_scan_input.readable) */
+static struct leak_range clip_readable(const struct scan *s, struct leak_range a)
+{
+    const struct leak_range *r = s->in->readable;
+    if (!r || !a.len)
+        return a;
+    size_t lo = 0, hi = s->in->nreadable;   /* the first run ending after a.addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].addr + r[mid].len <= a.addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->in->nreadable || r[lo].addr > a.addr)
+        return (struct leak_range){a.addr, 0};
+    uint64_t room = r[lo].addr + r[lo].len - a.addr;
+    if (a.len > room)
+        a.len = room;
+    return a;
+}
+
 static void read_batch(struct scan *s, size_t n, uint64_t bytes)
 {
     memset(s->buf, 0, bytes);
@@ -309,7 +331,8 @@ static void drain(struct scan *s)
         uint64_t bytes = 0;
         while (s->ntodo && n < LEAK_BATCH_RANGES) {
             uint32_t i = s->todo[s->ntodo - 1];
-            struct leak_range a = aligned(s->starts[i], s->in->blocks[i].size, ws);
+            struct leak_range a =
+                clip_readable(s, aligned(s->starts[i], s->in->blocks[i].size, ws));
             if (a.len > LEAK_BATCH_BYTES) {
                 if (n)
                     break;

@@ -74,6 +74,13 @@ struct leak_scan_input {
     const uint64_t *root_words;        /* registers of the threads */
     size_t nroot_words;
     unsigned word_size;                /* 4 or 8: the target's pointer size */
+    /* Optional: the readable memory, sorted, adjacent mappings merged.  A
+     * block's contents are read only as far as the run its start lies in:
+     * a size booked wrong (an --alloc-fn naming the wrong argument, a
+     * hostile client request) must not make the scan read terabytes of
+     * zeros.  NULL: all memory counts as readable. */
+    const struct leak_range *readable;
+    size_t nreadable;
     leak_read_fn read;
     void *read_ctx;
 };

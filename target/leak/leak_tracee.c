@@ -179,6 +179,24 @@ struct leak_range *leak_roots_from_maps(const char *maps_text, size_t len,
     return out.r;
 }
 
+/* The readable runs of maps_text: adjacent readable mappings merged. */
+static struct leak_range *readable_runs(const char *maps_text, size_t len, size_t *count)
+{
+    struct proc_maps maps;
+    struct leak_ranges out = {0};
+    *count = 0;
+    if (proc_maps_parse(maps_text, len, &maps) < 0)
+        return NULL;
+    for (size_t m = 0; m < maps.count; m++) {
+        const struct map_entry *e = &maps.entries[m];
+        if (e->readable)
+            leak_ranges_push(&out, e->start, e->end);   /* merges adjacent ones */
+    }
+    proc_maps_free(&maps);
+    *count = out.n;
+    return out.r;
+}
+
 /* --- the scan -------------------------------------------------------------- */
 
 /* Attached to a running process, the heap outside the known blocks holds
@@ -336,6 +354,8 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
     if (t->attached_mode && maps)
         walk_glibc_heap(t, maps, len, out, &roots, &nroots, &alloc_roots, &nalloc_roots);
 
+    size_t nreadable = 0;
+    struct leak_range *readable = maps ? readable_runs(maps, len, &nreadable) : NULL;
     struct leak_scan_input in = {
         .blocks = out->blocks,
         .nblocks = out->nblocks,
@@ -347,10 +367,13 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
         .root_words = words,
         .nroot_words = nwords,
         .word_size = ARCH_PTR_SIZE,
+        .readable = readable,
+        .nreadable = nreadable,
         .read = leak_read_process,
         .read_ctx = &t->mem,
     };
     leak_scan_run(&in, &out->res);
+    free(readable);
     free(maps);
     free(roots);
     free(alloc_roots);
