@@ -51,6 +51,10 @@ int main(int argc, char **argv)
     sa.sa_handler = on_segv;
     sa.sa_flags = SA_NODEFER;
     sigaction(SIGSEGV, &sa, NULL);
+    /* The driver sends its job-control signals after this line: a SIGCONT
+     * before the handler is in would go uncounted. */
+    printf("proc_signals: ready\n");
+    fflush(stdout);
 
     unsigned long sum = 0;
     int recovered = 0;
