@@ -306,13 +306,14 @@ board_step() {
 BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps alloc sigterm stacks net agent except}
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
-FAILED=()
+FAILED=() FAILED_LINES=()
 check() { # NAME OK(0|1) DETAIL
     if [ "$2" = 0 ]; then
         echo "PASS $BOARD_ARCH $1: $3"
     else
         echo "FAIL $BOARD_ARCH $1: $3"
         FAILED+=("$1")
+        FAILED_LINES+=("FAIL $BOARD_ARCH $1: $3")
     fi
 }
 
@@ -361,6 +362,8 @@ board_judge() {
     phase agent && board_judge_agent "$g"
     phase except && board_judge_except "$g"
     if [ ${#FAILED[@]} -gt 0 ]; then
+        # again at the end: run-tests.sh shows a failed test's last lines
+        printf '%s\n' "${FAILED_LINES[@]}"
         fail "$BOARD_ARCH board: ${#FAILED[@]} checks failed: ${FAILED[*]}"
     fi
     echo "$BOARD_ARCH board: every check passed ($BOARD_PHASES)"
