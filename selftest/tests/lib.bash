@@ -99,6 +99,21 @@ threads_at_least() {
     [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]
 }
 
+# wait_ending_signals_held PID: until PID blocks or catches SIGHUP, SIGINT
+# and SIGTERM (SigBlk, SigCgt in /proc/PID/status; 0x4003), or about 2 s.
+# memtrace does so from .preinit_array on: before, a signal kills it as it
+# kills any program (the loader and ASan's start-up still run), before it
+# has touched the process.
+wait_ending_signals_held() {
+    local t masks blk cgt
+    for ((t = 0; t < 400; t++)); do
+        masks=$(awk '/^Sig(Blk|Cgt):/ {print $2}' "/proc/$1/status" 2>/dev/null | tr '\n' ' ')
+        read -r blk cgt <<< "$masks"
+        [ -n "${blk:-}" ] && (( ((0x$blk | 0x$cgt) & 0x4003) == 0x4003 )) && return 0
+        sleep 0.005
+    done
+}
+
 # --- Driving memtrace's console through a pipe (console_*.sh) -------------
 
 # Waits until FILE has a line matching the extended regex RE; fails after

@@ -54,16 +54,7 @@ for ((round = 0; round < ROUNDS; round++)); do
     delay_ms=$((RANDOM % 400))
     case $when in
     start-up)
-        # From .preinit_array on the ending signals are blocked or caught
-        # (SigBlk, SigCgt; SIGHUP|SIGINT|SIGTERM = 0x4003): before, a
-        # signal kills memtrace as it kills any program, before it has
-        # touched the process (rely_signal_kill.sh).
-        for ((t = 0; t < 400; t++)); do
-            masks=$(awk '/^Sig(Blk|Cgt):/ {print $2}' /proc/$sup/status 2>/dev/null | tr '\n' ' ')
-            read -r blk cgt <<< "$masks"
-            [ -n "${blk:-}" ] && (( ((0x$blk | 0x$cgt) & 0x4003) == 0x4003 )) && break
-            sleep 0.005
-        done
+        wait_ending_signals_held $sup
         delay_ms=$((delay_ms / 4))
         sleep "$(printf '0.%03d' $delay_ms)"
         kill -INT -- -$sup

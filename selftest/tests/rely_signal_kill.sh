@@ -30,17 +30,8 @@ for ((round = 0; round < ROUNDS; round++)); do
     sleep 0.1
     "$MEMTRACE" -q -p $pid < /dev/null > report.txt 2> err.txt &
     tracer=$!
-    # The delay counts from memtrace's first own instruction: a signal
-    # that comes while the loader (and ASan's start-up) still run kills
-    # any program, memtrace too, before it has touched the process.  From
-    # .preinit_array on the ending signals are blocked or caught (SigBlk,
-    # SigCgt in /proc/PID/status; SIGHUP|SIGINT|SIGTERM = 0x4003).
-    for ((t = 0; t < 400; t++)); do
-        masks=$(awk '/^Sig(Blk|Cgt):/ {print $2}' /proc/$tracer/status 2>/dev/null | tr '\n' ' ')
-        read -r blk cgt <<< "$masks"
-        [ -n "${blk:-}" ] && (( ((0x$blk | 0x$cgt) & 0x4003) == 0x4003 )) && break
-        sleep 0.005
-    done
+    # The delay counts from memtrace's first own instruction.
+    wait_ending_signals_held $tracer
     sleep "$(printf '0.%03d' $delay_ms)"
     kill -"$sig" $tracer 2>/dev/null
     # The tracer must leave promptly whatever it was doing.
