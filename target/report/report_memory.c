@@ -8,6 +8,13 @@
 
 #define MODULES_SHOWN 8
 
+/* After the shared memory part, live or recorded: how much is memtrace's. */
+static void put_memtrace_own(FILE *out, const struct rss_parts *m)
+{
+    if (m->memtrace)
+        fprintf(out, ", of which %" PRIu64 " bytes memtrace's own (its agent's rings)", m->memtrace);
+}
+
 /* A replay's MEMORY: the parts as recorded, and when (record.h's 'M'). */
 static void write_recorded_text(FILE *out, const struct rss_parts *m)
 {
@@ -17,8 +24,8 @@ static void write_recorded_text(FILE *out, const struct rss_parts *m)
         char label[32];
         snprintf(label, sizeof(label), "%s:", rss_part_name(p));
         fprintf(out, "    %-17s %12" PRIu64 " bytes  %s", label, m->part[p], rss_part_how(p));
-        if (p == RSS_SHARED && m->memtrace)
-            fprintf(out, "  of which %" PRIu64 " bytes memtrace's own", m->memtrace);
+        if (p == RSS_SHARED)
+            put_memtrace_own(out, m);
         fputc('\n', out);
     }
 }
@@ -54,9 +61,7 @@ void report_write_memory_text(FILE *out, const struct rss_parts *m)
             break;
         case RSS_SHARED:
             fputs(" shared mappings", out);
-            if (m->memtrace)
-                fprintf(out, ", of which %" PRIu64 " bytes memtrace's own (its agent's rings)",
-                        m->memtrace);
+            put_memtrace_own(out, m);
             break;
         case RSS_REST:
             fputs(" anonymous mappings no one intercepted", out);
