@@ -111,7 +111,7 @@ static void test_self(void)
      * rss_parts_read reads: its Rss before and after bound it. */
     uint64_t heap = own_heap_rss();
     uint64_t before = rollup_rss();
-    int rc = rss_parts_read(getpid(), books, &p, why, sizeof(why));
+    int rc = rss_parts_read(getpid(), books, NULL, &p, why, sizeof(why));
     uint64_t after = rollup_rss();
     uint64_t heap_after = own_heap_rss();
     CHECK(rc == 0, "%s", why);
@@ -142,15 +142,49 @@ static void test_self(void)
         CHECK(p.nmodules > 0 && p.part[RSS_MODULES] > 0);
         rss_parts_free(&p);
     }
-    CHECK(rss_parts_read(0x7ffffff0, books, &p, why, sizeof(why)) == -1 && why[0]);
+    CHECK(rss_parts_read(0x7ffffff0, books, NULL, &p, why, sizeof(why)) == -1 && why[0]);
     heap_books_free(books);
     munmap(a - ps, (size_t)ps * 18);
     munmap(m - ps, (size_t)ps * 18);
+}
+
+/* memtrace's own part of the shared memory: the shared mappings inside
+ * the ranges given, and only those (pages written here: 3 of one shared
+ * mapping passed as own, 2 of another that is not). */
+static void test_own(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    char *own = mmap(NULL, (size_t)ps * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *other = mmap(NULL, (size_t)ps * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(own != MAP_FAILED && other != MAP_FAILED);
+    if (own == MAP_FAILED || other == MAP_FAILED)
+        return;
+    for (int i = 0; i < 3; i++)
+        own[(size_t)i * (size_t)ps * 2] = 1;
+    other[0] = other[(size_t)ps * 4] = 1;
+    struct heap_books *books = heap_books_new();
+    struct rss_own mine = {{(uint64_t)(uintptr_t)own}, {(uint64_t)ps * 8}, 1};
+    struct rss_parts p;
+    char why[256] = "";
+    int rc = rss_parts_read(getpid(), books, &mine, &p, why, sizeof(why));
+    CHECK(rc == 0, "%s", why);
+    if (rc == 0) {
+        CHECK(p.memtrace == 3 * (uint64_t)ps, "memtrace's own %llu", (unsigned long long)p.memtrace);
+        CHECK(p.part[RSS_SHARED] >= 5 * (uint64_t)ps, "shared %llu",
+              (unsigned long long)p.part[RSS_SHARED]);
+        rss_parts_free(&p);
+    }
+    CHECK(rss_parts_read(getpid(), books, NULL, &p, why, sizeof(why)) == 0 && p.memtrace == 0);
+    rss_parts_free(&p);
+    heap_books_free(books);
+    munmap(own, (size_t)ps * 8);
+    munmap(other, (size_t)ps * 8);
 }
 
 int main(void)
 {
     test_parse();
     test_self();
+    test_own();
     return test_end("test_rss_parts");
 }

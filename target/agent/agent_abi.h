@@ -37,8 +37,8 @@
 #define AGENT_ROWS_OFF AGENT_CTL_SIZE
 #define AGENT_RINGS_OFF ((uint64_t)AGENT_ROWS_OFF + (uint64_t)AGENT_ROWS * 16u)
 #define AGENT_SHARED_SIZE (AGENT_RINGS_OFF + (uint64_t)AGENT_SLOTS * AGENT_RING_SIZE)
-/* The shared region's memfd name: /proc/PID/maps shows "/memfd:" and it,
- * which is how the RSS split tells memtrace's own pages (rss_parts.h). */
+/* The shared region's memfd name: /proc/PID/maps shows "/memfd:" and it
+ * (a test program reads its own smaps for it: rss_steps.c). */
 #define AGENT_MEMFD_NAME "memtrace-agent"
 
 /* One CFI row in the form the agent unwinds with (x86_64): keyed by the pc

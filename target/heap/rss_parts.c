@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "shared/xalloc.h"
-#include "target/agent/agent_abi.h"
 
 static const char *const part_names[RSS_PARTS] = {
     "live heap", "allocator holds", "program mmaps", "thread stacks",
@@ -215,6 +214,7 @@ struct split {
     bool *region_live;          /* per region: holds a live block (the allocator's mmap) */
     const uint64_t *sps;
     size_t nsps;
+    const struct rss_own *own;  /* NULL: none */
     int pagemap_fd;
     uint64_t ps;
     struct smaps_entry prev;    /* the mapping before (for .bss) */
@@ -391,6 +391,15 @@ static bool holds_sp(const struct split *s, const struct smaps_entry *e)
     return false;
 }
 
+/* The mapping lies inside one of memtrace's own ranges. */
+static bool is_own(const struct split *s, const struct smaps_entry *e)
+{
+    for (unsigned k = 0; s->own && k < s->own->n; k++)
+        if (e->start >= s->own->lo[k] && e->end - s->own->lo[k] <= s->own->len[k])
+            return true;
+    return false;
+}
+
 static bool file_backed(const struct smaps_entry *e)
 {
     return e->name[0] == '/' || e->inode != 0;
@@ -412,7 +421,7 @@ static void classify(void *ctx, const struct smaps_entry *e)
     } else if (e->perms[3] == 's' || starts_with(e->name, "/SYSV") ||
                starts_with(e->name, "/dev/shm/")) {
         p->part[RSS_SHARED] += e->rss;
-        if (e->perms[3] == 's' && starts_with(e->name, "/memfd:" AGENT_MEMFD_NAME))
+        if (is_own(s, e))
             p->memtrace += e->rss;
     } else if (starts_with(e->name, "[stack") || (!live && holds_sp(s, e))) {
         p->part[RSS_THREAD_STACKS] += e->rss;
@@ -453,8 +462,8 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
-int rss_parts_read(int pid, const struct heap_books *b, struct rss_parts *out,
-                   char *why, size_t whylen)
+int rss_parts_read(int pid, const struct heap_books *b, const struct rss_own *own,
+                   struct rss_parts *out, char *why, size_t whylen)
 {
     memset(out, 0, sizeof(*out));
     char path[64];
@@ -466,7 +475,7 @@ int rss_parts_read(int pid, const struct heap_books *b, struct rss_parts *out,
         free(text);
         return fail(why, whylen, "%s is empty (the process is gone)", path);
     }
-    struct split s = {.out = out, .ps = heap_page_size(), .pagemap_fd = -1};
+    struct split s = {.out = out, .ps = heap_page_size(), .own = own, .pagemap_fd = -1};
     out->page_size = s.ps;
     out->pagemap = true;
     struct heap_block *blocks = heap_export_blocks(b, &s.nblocks);

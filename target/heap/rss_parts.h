@@ -20,8 +20,9 @@
  *                    intercepted, the rest of ledger mappings)       computed
  *
  * Apart from the parts, `memtrace` says how much of the shared memory part
- * is memtrace's own: the agent's shared region (rings and unwind rows,
- * the memfd named memtrace-agent).  Its pages turn resident as the agent
+ * is memtrace's own: the shared mappings inside the ranges the engine says
+ * are its own (engine_own_ranges: the agent's shared region of rings and
+ * unwind rows, the memfd named memtrace-agent).  Its pages turn resident as the agent
  * writes its ring, so a traced program's RSS grows by up to a ring per
  * thread that allocates; the report names that growth rather than leave
  * it to look like the program's.
@@ -81,8 +82,14 @@ struct rss_parts {
  * after one (where the next chunk's header and free-list links lie: glibc
  * keeps those pages), and not the ledger's.  Returns 0, or -1 with a
  * reason in why (the process is gone, /proc unreadable). */
-int rss_parts_read(int pid, const struct heap_books *b, struct rss_parts *out,
-                   char *why, size_t whylen);
+/* memtrace's own memory in the process (engine_own_ranges' shape). */
+struct rss_own {
+    uint64_t lo[2], len[2];
+    unsigned n;
+};
+
+int rss_parts_read(int pid, const struct heap_books *b, const struct rss_own *own,
+                   struct rss_parts *out, char *why, size_t whylen);
 void rss_parts_free(struct rss_parts *p);
 
 /* "live heap", "allocator holds", ...; the JSON keys "live_heap", ...;

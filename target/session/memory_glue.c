@@ -28,7 +28,9 @@ struct rss_parts *session_memory_of(struct tracee *t)
     engine_drain(t, false); /* an engine that records apart: the books as of now */
     struct rss_parts *m = xmalloc(sizeof(*m));
     char why[256];
-    if (rss_parts_read(t->pid, t->books, m, why, sizeof(why)) < 0) {
+    struct rss_own own;
+    own.n = engine_own_ranges(t, own.lo, own.len);
+    if (rss_parts_read(t->pid, t->books, &own, m, why, sizeof(why)) < 0) {
         /* not shown: a report simply has no MEMORY section then */
         free(m);
         return NULL;
