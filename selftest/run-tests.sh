@@ -11,9 +11,10 @@
 # (and says why on its last line), and fails otherwise.  Each test gets its own
 # scratch directory in $MT_TMP, removed when it passes.
 #
-# Tests run side by side, a pool of MT_JOBS (default: cores + 1), so that
-# make check keeps within its 20 minutes on 2 cores; no test measures time,
-# and each passes with other work beside it.  MT_SERIAL=1 runs one at a time.
+# Tests run side by side, a pool of MT_JOBS (default: cores + 1, and one
+# more for a second board slot), so that make check keeps within its 20
+# minutes on 2 cores; no test measures time, and each passes with other
+# work beside it.  MT_SERIAL=1 runs one at a time.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -151,32 +152,39 @@ run_script() {
 }
 
 PATTERNS=("$@")
-# A pool of MT_JOBS tests at once (default: one more than the cores, since
-# most tests wait on their traced programs more than they compute), the
-# longest first so that none is left running alone at the end.  A test's
-# lines are printed whole when it ends.  MT_SERIAL=1 runs one at a time,
-# in this order.
-JOBS=${MT_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
-[ "${MT_SERIAL:-0}" = 1 ] && JOBS=1
 queue=()
 # The boards' qemu-system guests are make check's longest chain: each is
 # one TCG thread that computes all the time (armhf's suite is about 410 s
 # of guest time on an idle machine).  One after another in one slot of the
 # pool they took 1,491 s of a 1,648 s run (armhf 808, aarch64 359, i386
-# 324; 2026-12-02), long after the other tests had ended.  So they take two
-# slots, armhf alone and the others one after the other, and the pool grows
-# by one so that the other tests keep theirs.
+# 324; 2026-12-02), long after the other tests had ended.  So the selected
+# ones take two slots, the first of LONGEST's (armhf) alone and the others
+# one after the other, and the pool grows by one so that the other tests
+# keep theirs.
 boards=()
 for name in "${LONGEST[@]}"; do
     [ -f "selftest/tests/$name.sh" ] || continue
-    if [[ $name == board_* ]]; then boards+=("$name"); else queue+=("script:$name"); fi
+    if [[ $name == board_* ]]; then
+        matches "$name" && boards+=("$name")
+    else
+        queue+=("script:$name")
+    fi
 done
-if [ ${#boards[@]} -gt 1 ]; then
-    queue=("script:${boards[0]}" "script:${boards[*]:1}" "${queue[@]}")
-    [ "${MT_SERIAL:-0}" = 1 ] || [ -n "${MT_JOBS:-}" ] || JOBS=$((JOBS + 1))
-elif [ ${#boards[@]} -eq 1 ]; then
-    queue=("script:${boards[0]}" "${queue[@]}")
-fi
+board_slots=${#boards[@]}
+[ "$board_slots" -gt 2 ] && board_slots=2
+case $board_slots in
+    1) queue=("script:${boards[0]}" "${queue[@]}") ;;
+    2) queue=("script:${boards[0]}" "script:${boards[*]:1}" "${queue[@]}") ;;
+esac
+# A pool of MT_JOBS tests at once (default: one more than the cores, since
+# most tests wait on their traced programs more than they compute, and one
+# more for a second board slot), the longest first so that none is left
+# running alone at the end.  A test's lines are printed whole when it ends.
+# MT_SERIAL=1 runs one at a time, in this order.
+extra=0
+[ "$board_slots" = 2 ] && extra=1
+JOBS=${MT_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1 + extra))}
+[ "${MT_SERIAL:-0}" = 1 ] && JOBS=1
 for bin in "$MT_BUILD"/unit/test_*; do
     [ -x "$bin" ] && queue+=("unit:$bin")
 done
