@@ -188,6 +188,41 @@ static void check_oracle(const char *path, struct pair *p, const uint64_t *addr,
     CHECK(named > 0 && agree == named);
 }
 
+/* Units prefetched for addresses given in no order of the section answer
+ * as the whole walk does, and a lookup after the prefetch indexes no unit
+ * more.  A prefetch past UNIT_INDEX_MAX units indexes none. */
+static void check_prefetch(struct pair *p, uint64_t text, uint64_t size)
+{
+    enum { N = 40 };
+    uint64_t addr[N];
+    for (size_t i = 0; i < N; i++)
+        addr[i] = text + rng() % size;
+    line_object_close(p->lazy);
+    p->lazy = line_object_open_mode(p->lazy_elf, true, true);
+    line_object_prefetch(p->lazy, addr, N);
+    size_t before, after;
+    CHECK(line_object_lazy(p->lazy, &before) && before > 1, " the prefetch indexed %zu units", before);
+    for (size_t i = 0; i < N; i++) {
+        CHECK(same_location(p->lazy, p->whole, addr[i]), " file:line differs at 0x%" PRIx64 " (prefetched)",
+              addr[i]);
+        CHECK(same_chain(p->lazy, p->whole, addr[i], 0), " inline chain differs at 0x%" PRIx64 " (prefetched)",
+              addr[i]);
+    }
+    line_object_lazy(p->lazy, &after);
+    CHECK(after == before, " lookups after the prefetch indexed %zu units more", after - before);
+
+    size_t many = 4096;
+    uint64_t *wide = calloc(many, sizeof(*wide));
+    for (size_t i = 0; wide && i < many; i++)
+        wide[i] = text + rng() % size;
+    line_object_close(p->lazy);
+    p->lazy = line_object_open_mode(p->lazy_elf, true, true);
+    line_object_prefetch(p->lazy, wide, wide ? many : 0);
+    CHECK(line_object_lazy(p->lazy, &after) && after == 0, " a prefetch past the cap indexed %zu units", after);
+    free(wide);
+    printf("prefetch: %zu addresses, %zu units, the same answers\n", (size_t)N, before);
+}
+
 int main(void)
 {
     char *path = libc_debug_file();
@@ -232,6 +267,7 @@ int main(void)
     printf("%s: %zu addresses compared (%zu calls in libc, %zu answered from units alone), %zu lazy objects, "
            "%zu outside functions\n", path, checked, ncalls, decided, reopened, fallbacks);
     CHECK(decided > checked / 4, " the units decided too few call sites (%zu of %zu)", decided, checked);
+    check_prefetch(&p, text->addr, text->size);
     check_oracle(path, &p, oracle, sizeof(oracle) / sizeof(oracle[0]));
     free(calls);
     elf_file_close(libc);

@@ -246,6 +246,13 @@ static struct line_index *lines_at(struct line_object *o, uint64_t address)
     return idx ? idx : o->units ? whole_lines(o) : o->index;
 }
 
+void line_object_prefetch(struct line_object *o, const uint64_t *link_vaddrs, size_t n)
+{
+    /* Once the whole walk happened, it answers everything. */
+    if (o && o->units && !o->inlines && !o->index)
+        unit_index_prefetch(o->units, link_vaddrs, n);
+}
+
 bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out)
 {
     return line_index_lookup(lines_at(o, link_vaddr), link_vaddr, out);

@@ -30,6 +30,9 @@ struct line_object *line_object_open(struct elf_file *f, bool inline_names);
 struct line_object *line_object_open_mode(struct elf_file *f, bool inline_names, bool lazy);
 void line_object_close(struct line_object *o);
 
+/* The units of these addresses, indexed now and in section order, for a
+ * caller about to look them all up (unit_index_prefetch). */
+void line_object_prefetch(struct line_object *o, const uint64_t *link_vaddrs, size_t n);
 bool line_object_lookup(struct line_object *o, uint64_t link_vaddr, struct line_location *out);
 struct line_index *line_object_index(struct line_object *o);
 /* The innermost inlined function at link_vaddr among those starting at or

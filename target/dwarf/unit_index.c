@@ -88,6 +88,16 @@ static struct line_index *index_lines(const struct dwarf_sections *unit)
     return lines;
 }
 
+/* The inflate states go until the next lookup: lookups come now and then. */
+static void park(struct unit_index *u)
+{
+    info_stream_park(u->info);
+    const struct dwarf_span *read[] = { &u->secs->abbrev, &u->secs->str, &u->secs->str_offsets, &u->secs->addr,
+                                        &u->secs->ranges, &u->secs->rnglists, &u->secs->line };
+    for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
+        section_map_park(read[i]->map);
+}
+
 /* Walks the one unit at offset, as line_object's whole walk does each:
  * the unit alone in the info span, span_base its section offset. */
 static void index_unit(struct unit_index *u, struct unit_entry *e)
@@ -104,12 +114,14 @@ static void index_unit(struct unit_index *u, struct unit_entry *e)
     inline_index_add_unit(e->index, &unit, 0, e->offset);
     inline_index_finish(e->index);
     e->lines = index_lines(&unit);
-    /* Lookups come now and then: the inflate states go until the next. */
-    info_stream_park(u->info);
-    const struct dwarf_span *read[] = { &u->secs->abbrev, &u->secs->str, &u->secs->str_offsets, &u->secs->addr,
-                                        &u->secs->ranges, &u->secs->rnglists, &u->secs->line };
-    for (size_t i = 0; i < sizeof(read) / sizeof(read[0]); i++)
-        section_map_park(read[i]->map);
+}
+
+static const struct unit_entry *entry_of(const struct unit_index *u, uint64_t offset)
+{
+    for (size_t i = 0; i < u->count; i++)
+        if (u->units[i].offset == offset)
+            return &u->units[i];
+    return NULL;
 }
 
 static const struct unit_entry *entry_at(struct unit_index *u, uint64_t address)
@@ -117,15 +129,50 @@ static const struct unit_entry *entry_at(struct unit_index *u, uint64_t address)
     uint64_t offset;
     if (!aranges_find(&u->aranges, address, &offset))
         return NULL;
-    for (size_t i = 0; i < u->count; i++)
-        if (u->units[i].offset == offset)
-            return &u->units[i];
+    const struct unit_entry *known = entry_of(u, offset);
+    if (known)
+        return known;
     if (u->count == UNIT_INDEX_MAX)
         return NULL;
     struct unit_entry *e = &u->units[u->count++];
     e->offset = offset;
     index_unit(u, e);
+    park(u);
     return e;
+}
+
+static int offset_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void unit_index_prefetch(struct unit_index *u, const uint64_t *addresses, size_t n)
+{
+    if (!u || n == 0)
+        return;
+    uint64_t *want = xreallocarray(NULL, n, sizeof(*want));
+    size_t nwant = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t offset;
+        if (aranges_find(&u->aranges, addresses[i], &offset) && !entry_of(u, offset))
+            want[nwant++] = offset;
+    }
+    qsort(want, nwant, sizeof(*want), offset_order);
+    size_t unique = 0;
+    for (size_t i = 0; i < nwant; i++)
+        if (unique == 0 || want[unique - 1] != want[i])
+            want[unique++] = want[i];
+    /* All or none: past the cap the caller's whole walk answers anyway. */
+    if (unique > 0 && u->count + unique <= UNIT_INDEX_MAX) {
+        for (size_t i = 0; i < unique; i++) {
+            struct unit_entry *e = &u->units[u->count++];
+            e->offset = want[i];
+            index_unit(u, e);
+        }
+        park(u);
+    }
+    free(want);
 }
 
 const struct inline_index *unit_index_at(struct unit_index *u, uint64_t address)

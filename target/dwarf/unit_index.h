@@ -38,6 +38,13 @@ void unit_index_close(struct unit_index *u);
  * UNIT_INDEX_MAX units are indexed already.  Valid until unit_index_close
  * (names handed out by it too). */
 const struct inline_index *unit_index_at(struct unit_index *u, uint64_t address);
+/* Indexes, in the order of their offsets, the units that cover these
+ * addresses and are not indexed yet: a compressed .debug_info is then
+ * inflated once, front to back, instead of again from a checkpoint for
+ * each unit met behind the last (a report names its frames in stack
+ * order, which is no order of the section).  All or none: nothing when
+ * they would pass UNIT_INDEX_MAX.  Answers are the same as without. */
+void unit_index_prefetch(struct unit_index *u, const uint64_t *addresses, size_t n);
 /* The line index of that unit's line program alone (line_index.h); NULL
  * as above, or when the unit names no line program. */
 struct line_index *unit_index_lines_at(struct unit_index *u, uint64_t address);

@@ -109,10 +109,18 @@ static int write_folded_child(FILE *out, const struct report_source *src,
     return rc;
 }
 
+/* Before a report: the debug data its frames need, read in file order. */
+static void prefetch_names(struct tracee *t)
+{
+    struct object_space space = module_map_objects(t->modules);
+    resolve_prefetch(&space, t->stacks);
+}
+
 static int write_child(FILE *out, struct session *s, struct tracee *c, bool first)
 {
     struct process_resolver *r = xmalloc(sizeof(*r));
     struct report_source src = source_of(c, r);
+    prefetch_names(c);
     struct report_family fam = {.ppid = c->ppid};
     src.family = &fam;
     int rc = 0;
@@ -222,6 +230,7 @@ int session_final_report(struct session *s)
     src.family = session_family_report(s);
     struct rss_parts *mem = session_memory_of(s->tracee);   /* when still alive (detach, quit) */
     src.memory = mem;
+    prefetch_names(s->tracee);
     int rc = report_write(out, &src, &s->report);
     session_memory_free(mem);
     rc |= session_write_children(out, s);

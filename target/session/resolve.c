@@ -6,6 +6,7 @@
 
 #include "arch/arch.h"
 #include "shared/xalloc.h"
+#include "target/heap/stacks.h"
 #include "target/symbols/debug_object.h"
 #include "target/symbols/demangle.h"
 #include "target/symbols/symbolize.h"
@@ -164,8 +165,8 @@ static void add_tail_frames(const struct object_space *space, struct object_plac
     }
 }
 
-void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t pc, unsigned frame_index,
-                   struct report_frame *out)
+/* The address a frame's names are looked up at. */
+static uint64_t lookup_addr(uint64_t pc, unsigned frame_index)
 {
     uint64_t raw = pc & ~UNWIND_PC_EXACT;
     /* A return address points after the call: the call itself is one byte
@@ -174,7 +175,65 @@ void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t
     /* arm: a return into Thumb code has bit 0 set; one byte before the
      * code address lies inside the call (raw - 1 would be the return
      * address itself). */
-    uint64_t at = exact ? raw : ARCH_CODE_ADDR(raw) - 1;
+    return exact ? raw : ARCH_CODE_ADDR(raw) - 1;
+}
+
+/* Frames looked at by one prefetch at most: past that, a report of so
+ * many stacks has its units indexed as its lookups come. */
+#define PREFETCH_MAX_FRAMES 16384u
+
+struct prefetch_frame {
+    struct object_place *m;
+    uint64_t link_vaddr;
+};
+
+static int by_object(const void *a, const void *b)
+{
+    const struct prefetch_frame *x = a, *y = b;
+    if (x->m != y->m)
+        return (uintptr_t)x->m < (uintptr_t)y->m ? -1 : 1;
+    return x->link_vaddr < y->link_vaddr ? -1 : x->link_vaddr > y->link_vaddr;
+}
+
+void resolve_prefetch(const struct object_space *space, const struct stack_table *stacks)
+{
+    size_t count = stacks ? stack_table_count(stacks) : 0, n = 0;
+    struct prefetch_frame *fr = NULL;
+    for (uint32_t id = 1; id <= count && n < PREFETCH_MAX_FRAMES; id++) {
+        unsigned depth;
+        const uint64_t *pcs = stack_table_pcs(stacks, id, &depth);
+        for (unsigned i = 0; i < depth && n < PREFETCH_MAX_FRAMES; i++) {
+            uint64_t at = lookup_addr(pcs[i], i);
+            struct object_place *m = space->find(space->map, at);
+            if (!m)
+                continue;
+            if (!fr)
+                fr = xreallocarray(NULL, PREFETCH_MAX_FRAMES, sizeof(*fr));
+            fr[n++] = (struct prefetch_frame){ .m = m, .link_vaddr = at - m->bias };
+        }
+    }
+    if (n)
+        qsort(fr, n, sizeof(*fr), by_object);
+    uint64_t *addrs = n ? xreallocarray(NULL, n, sizeof(*addrs)) : NULL;
+    for (size_t i = 0; i < n;) {
+        size_t j = i, k = 0;
+        for (; j < n && fr[j].m == fr[i].m; j++)
+            if (k == 0 || addrs[k - 1] != fr[j].link_vaddr)
+                addrs[k++] = fr[j].link_vaddr;
+        struct symbolizer *sym = object_symbolizer(fr[i].m->obj);
+        if (sym)
+            symbolizer_prefetch(sym, addrs, k);
+        i = j;
+    }
+    free(addrs);
+    free(fr);
+}
+
+void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t pc, unsigned frame_index,
+                   struct report_frame *out)
+{
+    uint64_t raw = pc & ~UNWIND_PC_EXACT;
+    uint64_t at = lookup_addr(pc, frame_index);
     if (out->sub == 0) {
         last.n = 0;
         struct object_place *m = space->find(space->map, at); /* unloaded libraries too */

@@ -15,4 +15,10 @@
 void resolve_frame(const struct object_space *space, char (*buf)[4096], uint64_t pc, unsigned frame_index,
                    struct report_frame *out);
 
+/* Before a report names many frames: the debug data every frame of
+ * stacks will ask for is read now, each object's in the order it lies in
+ * (symbolizer_prefetch).  The names are the same as without. */
+struct stack_table;
+void resolve_prefetch(const struct object_space *space, const struct stack_table *stacks);
+
 #endif

@@ -89,6 +89,11 @@ static struct line_object *lines_of(struct symbolizer *s)
     return s->lines;
 }
 
+void symbolizer_prefetch(struct symbolizer *s, const uint64_t *link_vaddrs, size_t n)
+{
+    line_object_prefetch(lines_of(s), link_vaddrs, n);
+}
+
 /* Symbol name from the symtab, file:line from the line table (may be
  * NULL), and the functions inlined at the address: out[0] is the innermost
  * (what addr2line -f prints), each next one the function it was inlined

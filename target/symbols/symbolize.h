@@ -41,6 +41,9 @@ void symbolizer_free(struct symbolizer *s);
 #define SYM_FOUND_FUNCTION 1
 #define SYM_FOUND_LINE 2
 int symbolizer_lookup(struct symbolizer *s, uint64_t link_vaddr, struct sym_info *out);
+/* Prepares lookups of these addresses (line_object_prefetch): the same
+ * answers, sooner.  For a caller that knows all it will ask. */
+void symbolizer_prefetch(struct symbolizer *s, const uint64_t *link_vaddrs, size_t n);
 
 /* The whole chain at an address, innermost first, as addr2line -i prints
  * it: out[0] as symbolizer_lookup fills it, then for each inlined
