@@ -254,9 +254,19 @@ static struct leak_range clip_readable(const struct scan *s, struct leak_range a
     return a;
 }
 
+/* Whether the scan is to end now (leak_scan_input.stop), remembered. */
+static bool interrupted(struct scan *s)
+{
+    if (!s->res->interrupted && s->in->stop && s->in->stop(s->in->stop_ctx))
+        s->res->interrupted = true;
+    return s->res->interrupted;
+}
+
 static void read_batch(struct scan *s, size_t n, uint64_t bytes)
 {
     memset(s->buf, 0, bytes);
+    if (interrupted(s))
+        return;
     s->in->read(s->in->read_ctx, s->ranges, n, s->buf);
     s->res->bytes_scanned += bytes;
 }
@@ -266,9 +276,9 @@ static void scan_root_ranges(struct scan *s, const struct leak_range *roots, siz
     unsigned ws = s->in->word_size;
     size_t n = 0;
     uint64_t bytes = 0;
-    for (size_t r = 0; r < nroots; r++) {
+    for (size_t r = 0; r < nroots && !s->res->interrupted; r++) {
         struct leak_range a = aligned(roots[r].addr, roots[r].len, ws);
-        while (a.len) {
+        while (a.len && !s->res->interrupted) {
             uint64_t piece = a.len < LEAK_BATCH_BYTES ? a.len : LEAK_BATCH_BYTES;
             if (n == LEAK_BATCH_RANGES || bytes + piece > LEAK_BATCH_BYTES) {
                 read_batch(s, n, bytes);
@@ -301,7 +311,7 @@ static void scan_roots(struct scan *s)
 /* Scans one small block through the window cache. */
 static void scan_cached(struct scan *s, struct leak_range a, bool prior_definite)
 {
-    while (a.len) {
+    while (a.len && !interrupted(s)) {
         uint64_t win = a.addr & ~(uint64_t)(CACHE_WINDOW - 1);
         size_t slot = (size_t)((win / CACHE_WINDOW) % CACHE_WINDOWS);
         uint8_t *w = s->cache + slot * CACHE_WINDOW;
@@ -326,7 +336,7 @@ static void drain(struct scan *s)
 {
     unsigned ws = s->in->word_size;
     uint32_t batch[LEAK_BATCH_RANGES];
-    while (s->ntodo) {
+    while (s->ntodo && !s->res->interrupted) {
         size_t n = 0;
         uint64_t bytes = 0;
         while (s->ntodo && n < LEAK_BATCH_RANGES) {
@@ -338,7 +348,7 @@ static void drain(struct scan *s)
                     break;
                 /* A block bigger than the buffer: alone, piece by piece. */
                 s->ntodo--;
-                for (uint64_t off = 0; off < a.len; off += LEAK_BATCH_BYTES) {
+                for (uint64_t off = 0; off < a.len && !s->res->interrupted; off += LEAK_BATCH_BYTES) {
                     uint64_t piece = a.len - off < LEAK_BATCH_BYTES ? a.len - off : LEAK_BATCH_BYTES;
                     s->ranges[0] = (struct leak_range){a.addr + off, piece};
                     read_batch(s, 1, piece);
@@ -424,7 +434,7 @@ void leak_scan_run(const struct leak_scan_input *in, struct leak_scan_result *re
         if (s.state[i] == ST_UNREACHED)
             order[nlost++] = (uint32_t)i;
     sort_by_seq(in->blocks, order, nlost);
-    for (size_t k = 0; k < nlost; k++) {
+    for (size_t k = 0; k < nlost && !res->interrupted; k++) {
         size_t i = order[k];
         if (s.state[i] != ST_UNREACHED)
             continue;

@@ -83,6 +83,12 @@ struct leak_scan_input {
     size_t nreadable;
     leak_read_fn read;
     void *read_ctx;
+    /* Optional: asked before each read; true ends the scan there (a
+     * signal that ends the session: a scan of a huge heap must not keep
+     * the target stopped and the tracer deaf).  The result is then only
+     * marked interrupted: its kinds mean nothing. */
+    bool (*stop)(void *ctx);
+    void *stop_ctx;
 };
 
 struct leak_scan_result {
@@ -90,6 +96,7 @@ struct leak_scan_result {
     uint64_t bytes[LEAK_KIND_COUNT], blocks[LEAK_KIND_COUNT];   /* counted blocks */
     uint64_t bytes_scanned;            /* roots plus the contents of blocks read */
     uint64_t words_checked;
+    bool interrupted;                  /* in->stop said so: no kind is known */
 };
 
 /* Classifies every block.  result->kind is allocated (free with

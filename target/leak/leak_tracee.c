@@ -268,7 +268,7 @@ static char *read_maps_text(pid_t pid, size_t *len)
 }
 
 void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid_t entry_tid,
-                      struct leak_run *out)
+                      bool (*stop)(void *ctx), void *stop_ctx, struct leak_run *out)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -371,6 +371,8 @@ void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid
         .nreadable = nreadable,
         .read = leak_read_process,
         .read_ctx = &t->mem,
+        .stop = stop,
+        .stop_ctx = stop_ctx,
     };
     leak_scan_run(&in, &out->res);
     free(readable);

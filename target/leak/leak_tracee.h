@@ -35,9 +35,10 @@ struct leak_run {
  * thread stopped at the entry of a function (exit()): its caller made a
  * call, so nothing below its stack pointer is live, not even the red zone
  * (the ABI keeps it for leaf functions), and the stack is cut at the stack
- * pointer itself. */
+ * pointer itself.  stop (may be NULL) ends the scan early
+ * (leak_scan_input.stop): out->res.interrupted says so. */
 void leak_scan_tracee(struct tracee *t, const struct leak_dead_stacks *dead, pid_t entry_tid,
-                      struct leak_run *out);
+                      bool (*stop)(void *ctx), void *stop_ctx, struct leak_run *out);
 void leak_run_free(struct leak_run *r);
 
 /* Root ranges of one process image, exposed for tests and the benchmark:

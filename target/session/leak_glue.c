@@ -19,6 +19,7 @@ struct leak_session {
     bool in_scan;               /* exit stops seen while scanning are not ours to judge */
     bool leader_gone;           /* the main thread ended alone (pthread_exit) */
     bool final_done;
+    bool final_interrupted;     /* a signal ended it: no figures to report */
     struct report_leaks final;
     bool last_done;             /* a console scan ran: its result is kept */
     struct report_leaks last;
@@ -49,29 +50,47 @@ static bool suppress_stack(void *ctx, uint32_t stack_id)
     return false;
 }
 
+static bool session_ends(void *ctx)
+{
+    (void)ctx;
+    return session_ending_signal_pending();
+}
+
 /* Scans with every thread stopped; threads already in a stop (the one at
- * its exit stop) stay as they are. */
-static void scan_into(struct session *s, pid_t entry_tid, struct report_leaks *out)
+ * its exit stop) stay as they are.  false when a signal that ends the
+ * session came meanwhile: the scan stopped there and out holds nothing
+ * (a half scan would call reachable blocks lost). */
+static bool scan_into(struct session *s, pid_t entry_tid, struct report_leaks *out)
 {
     struct leak_session *L = s->leak;
     struct world_stop ws;
     struct leak_run run;
     L->in_scan = true;
     tracer_stop_world(s->tracee, &ws);
-    leak_scan_tracee(s->tracee, &L->dead, entry_tid, &run);
+    leak_scan_tracee(s->tracee, &L->dead, entry_tid, session_ends, NULL, &run);
     /* Before the resume: an exit stop this stop met gets its hook there
      * (the scan at exit of a process that ends meanwhile). */
     L->in_scan = false;
     tracer_resume_world(s->tracee, &ws);
-    leak_build_report(&run, suppressions_count(L->supp) ? suppress_stack : NULL, s, out);
+    bool whole = !run.res.interrupted;
+    if (whole)
+        leak_build_report(&run, suppressions_count(L->supp) ? suppress_stack : NULL, s, out);
+    else
+        mt_warn("leak scan: interrupted by a signal after %.3f s, %llu bytes read: no leak figures",
+                run.seconds, (unsigned long long)run.res.bytes_scanned);
     leak_run_free(&run);
+    return whole;
 }
 
 static void final_scan(struct session *s, pid_t entry_tid)
 {
     struct leak_session *L = s->leak;
-    scan_into(s, entry_tid, &L->final);
+    bool whole = scan_into(s, entry_tid, &L->final);
     L->final_done = true;
+    if (!whole) {
+        L->final_interrupted = true;
+        return;
+    }
     mt_info("leak scan: %llu bytes definitely lost, %llu indirectly, %llu possibly (%.3f ms)",
             (unsigned long long)L->final.bytes[REPORT_LEAK_DEFINITE],
             (unsigned long long)L->final.bytes[REPORT_LEAK_INDIRECT],
@@ -190,7 +209,10 @@ void session_leak_scan(struct session *s, FILE *out)
         return;
     }
     struct report_leaks leaks;
-    scan_into(s, 0, &leaks);
+    if (!scan_into(s, 0, &leaks)) {
+        fputs("error: scan: interrupted by a signal\n", out);
+        return;
+    }
     /* The world runs again: its records are symbolized apart. */
     struct scan_print job = { s, out, &leaks };
     if (session_run_apart(s, print_scan, &job) == -2)
@@ -211,21 +233,21 @@ void session_leak_finish(struct session *s)
 int session_leak_exit_code(const struct session *s)
 {
     const struct leak_session *L = s->leak;
-    if (!L || L->exitcode < 0 || !L->final_done || !L->final.bytes[REPORT_LEAK_DEFINITE])
+    if (!L || L->exitcode < 0 || !L->final_done || L->final_interrupted || !L->final.bytes[REPORT_LEAK_DEFINITE])
         return -1;
     return L->exitcode;
 }
 
 const struct report_leaks *session_leak_report(const struct session *s)
 {
-    return s->leak && s->leak->final_done ? &s->leak->final : NULL;
+    return s->leak && s->leak->final_done && !s->leak->final_interrupted ? &s->leak->final : NULL;
 }
 
 const struct report_leaks *session_leak_latest(const struct session *s)
 {
     if (!s->leak)
         return NULL;
-    if (s->leak->final_done)
+    if (s->leak->final_done && !s->leak->final_interrupted)
         return &s->leak->final;
     return s->leak->last_done ? &s->leak->last : NULL;
 }

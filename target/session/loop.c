@@ -56,6 +56,14 @@ void session_handle_signals(struct session *s, int sfd)
     } while (n == (ssize_t)sizeof(si));
 }
 
+bool session_ending_signal_pending(void)
+{
+    sigset_t pending;
+    return sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+            sigismember(&pending, SIGHUP) == 1);
+}
+
 /* A console on a terminal where memtrace is a background job (`memtrace
  * -p PID &`) is not read: the read would stop memtrace (SIGTTIN), and the
  * program it traces with it.  The shell's `fg` of a running job sends no

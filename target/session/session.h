@@ -82,6 +82,10 @@ int session_write_children(FILE *out, struct session *s);
 const struct report_family *session_family_report(struct session *s);
 /* Reads the signalfd: SIGINT, SIGTERM and SIGHUP ask to quit. */
 void session_handle_signals(struct session *s, int sfd);
+/* A signal that ends the session (SIGINT, SIGTERM, SIGHUP) is pending:
+ * they stay blocked for the signalfd, so work that keeps the loop away
+ * from it for long (a leak scan) can look without taking it. */
+bool session_ending_signal_pending(void);
 
 /* Runs fn(arg) in a forked child that writes what it prints (a report, a
  * leak scan's records: symbolized, maybe over a slow network) while this
