@@ -467,15 +467,13 @@ static int on_altstack(uint64_t sp, uint64_t *alo, uint64_t *ahi)
  * after the first window padded to 8).  Everything the tracer unwinds is
  * copied now: frames below the signal frame read later from the live
  * process would belong to another moment (issue 29). */
-static uint64_t copy_stack(const struct agent_slot *s, struct agent_rec *r, uint64_t rsp)
+static uint64_t copy_stack(uint64_t lo, uint64_t hi, struct agent_rec *r, uint64_t rsp)
 {
     uint8_t *dst = (uint8_t *)(r + 1);
     r->sig_sp = 0;
     r->sig_len = 0;
     r->flags = 0;
-    uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
     if (lo && rsp >= lo) {
-        uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
         if (rsp < hi) {
             uint64_t n = hi - rsp < AGENT_STACK_MAX ? hi - rsp : AGENT_STACK_MAX;
             copy(dst, (const void *)(uintptr_t)rsp, n);
@@ -552,7 +550,20 @@ static inline void seal(struct agent_slot *s, struct agent_rec *r, const struct 
 static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct agent_frame *f,
                     uint64_t t_exit, uint64_t ret, uint64_t out)
 {
-    uint32_t max = (uint32_t)sizeof(struct agent_rec) + AGENT_REC_MAX_STACK;
+    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 - 1 ? agent_data.depth : AGENT_STACK_MAX / 8 - 1;
+    /* The room this record may need: on the thread's known stack, no more
+     * of it than lies above sp (and the pcs of an unwind), so that a
+     * shallow stack does not reserve the deepest copy's room and wait for
+     * it in a full ring. */
+    uint64_t lo = __atomic_load_n(&s->stack_lo, __ATOMIC_ACQUIRE);
+    uint64_t hi = __atomic_load_n(&s->stack_hi, __ATOMIC_ACQUIRE);
+    uint64_t sp = FRAME_SP(f), room = AGENT_REC_MAX_STACK;
+    if (lo && sp >= lo && sp < hi) {
+        uint64_t window = hi - sp < AGENT_STACK_MAX ? hi - sp : AGENT_STACK_MAX;
+        uint64_t pcs = 8ull * (2 + depth);
+        room = window > pcs ? window : pcs;
+    }
+    uint32_t max = (uint32_t)(sizeof(struct agent_rec) + room);
     struct agent_rec *r = ring_reserve(ctl, s, max);
     if (!r)
         return;
@@ -569,7 +580,6 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
         seal(s, r, f, 0, 0, t_exit, ret, out);
         return;
     }
-    uint32_t depth = agent_data.depth < AGENT_STACK_MAX / 8 - 1 ? agent_data.depth : AGENT_STACK_MAX / 8 - 1;
     uint64_t *payload = (uint64_t *)(r + 1), info = 0, n = 0;
     uint32_t fresh = 0;
 #if AGENT_UNWIND_ROWS
@@ -587,7 +597,7 @@ static void publish(struct agent_ctl *ctl, struct agent_slot *s, const struct ag
         r->sig_len = 0;
         r->flags = 0;
     } else {
-        n = copy_stack(s, r, FRAME_SP(f));
+        n = copy_stack(lo, hi, r, sp);
         total = r->sig_len ? ((n + 7) & ~7ull) + r->sig_len : n;
         r->kind = AGENT_REC_CALL;
     }
