@@ -97,7 +97,7 @@ int place_facts_read(pid_t pid, struct place_facts *f)
         f->interp_base = place_auxv_value(auxv, (size_t)n, f->word, 7 /* AT_BASE */);
         f->entry = place_auxv_value(auxv, (size_t)n, f->word, 9 /* AT_ENTRY */);
     }
-    char text[4096];
+    char text[4096] = {0}; /* (read() fills what it says; the analyzer cannot tell) */
     snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
     n = read_small(path, text, sizeof(text));
     if (n > 0)
