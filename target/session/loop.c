@@ -56,12 +56,23 @@ void session_handle_signals(struct session *s, int sfd)
     } while (n == (ssize_t)sizeof(si));
 }
 
+/* The signals that end a session. */
+static void ending_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
 bool session_ending_signal_pending(void)
 {
-    sigset_t pending;
-    return sigpending(&pending) == 0 &&
-           (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
-            sigismember(&pending, SIGHUP) == 1);
+    sigset_t pending, ending, both;
+    if (sigpending(&pending) != 0)
+        return false;
+    ending_signals(&ending);
+    sigandset(&both, &pending, &ending);
+    return !sigisemptyset(&both);
 }
 
 /* A console on a terminal where memtrace is a background job (`memtrace
@@ -226,10 +237,7 @@ int session_run(struct session *s)
 void session_end_signals(void)
 {
     sigset_t ending;
-    sigemptyset(&ending);
-    sigaddset(&ending, SIGINT);
-    sigaddset(&ending, SIGTERM);
-    sigaddset(&ending, SIGHUP);
+    ending_signals(&ending);
     /* Those that came while the session ended asked for what is done
      * now; one that comes later (a long final report) ends memtrace. */
     const struct timespec now = {0, 0};
