@@ -20,26 +20,28 @@ ALLOCATORS = ('malloc', 'calloc', 'realloc', '__libc_malloc', '__GI___libc_mallo
               '_Znwm', '_Znam')
 
 
+def varint(b, i):
+    """The varint at b[i]: its value and the index after it."""
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
 def fields(b):
     """A protobuf message's fields: number -> list of ints or bytes."""
     out, i = {}, 0
-
-    def varint(i):
-        v = s = 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7f) << s
-            s += 7
-            if c < 0x80:
-                return v, i
     while i < len(b):
-        key, i = varint(i)
+        key, i = varint(b, i)
         f, w = key >> 3, key & 7
         if w == 0:
-            v, i = varint(i)
+            v, i = varint(b, i)
         elif w == 2:
-            n, i = varint(i)
+            n, i = varint(b, i)
             v = b[i:i + n]
             i += n
         elif w == 1:
@@ -63,14 +65,7 @@ def packed(vals):
             continue
         i = 0
         while i < len(v):
-            x = s = 0
-            while True:
-                c = v[i]
-                i += 1
-                x |= (c & 0x7f) << s
-                s += 7
-                if c < 0x80:
-                    break
+            x, i = varint(v, i)
             out.append(x)
     return out
 

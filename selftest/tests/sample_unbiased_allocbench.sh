@@ -10,6 +10,7 @@
 # of the bytes must be within 5% of the exact run's figure.  The agent.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
+. "$MT_ROOT/selftest/tests/sample_common.bash"
 cd "$MT_TMP"
 "$MEMTRACE" --help | grep -q 'pprof (profile.proto' || skip "this build has no pprof export"
 ROUNDS=20000
@@ -17,17 +18,7 @@ RATE=8192
 
 "$MEMTRACE" -q --format pprof -o exact.pb.gz "$MT_BENCH_BIN" $ROUNDS 8 1 >/dev/null ||
     fail "memtrace failed (exact)"
-for seed in $(seq 1 20); do
-    MEMTRACE_AGENT_STATS=1 MEMTRACE_SAMPLE_SEED=$seed "$MEMTRACE" --sample $RATE --format pprof \
-        -o "s$seed.pb.gz" "$MT_BENCH_BIN" $ROUNDS 8 1 >/dev/null 2>"s$seed.err" ||
-        fail "memtrace --sample failed (seed $seed): $(tail -3 "s$seed.err")"
-    # "stacks unwound in the target: N (...), raw: M": the calls that kept a stack
-    n=$(sed -n 's/.*stacks unwound in the target: \([0-9]*\) .*raw: \([0-9]*\),.*/\1 \2/p' "s$seed.err")
-    [ -n "$n" ] || fail "no agent statistics (seed $seed): $(cat "s$seed.err")"
-    read -r unwound raw <<<"$n"
-    [ $((unwound + raw)) -ge 10000 ] || fail "seed $seed: $((unwound + raw)) samples, fewer than 10,000"
-    [ $seed = 1 ] && echo "seed 1: $((unwound + raw)) calls kept their stack"
-done
+sampled_runs $RATE "$MT_BENCH_BIN" $ROUNDS 8 1
 
 python3 "$MT_ROOT/selftest/tests/pprof_alloc_space.py" judge "$RATE" exact.pb.gz s{1..20}.pb.gz ||
     fail "the estimates are biased"

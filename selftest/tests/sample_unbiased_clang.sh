@@ -16,6 +16,7 @@
 # figure.  The agent.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
+. "$MT_ROOT/selftest/tests/sample_common.bash"
 cd "$MT_TMP"
 "$MEMTRACE" --help | grep -q 'pprof (profile.proto' || skip "this build has no pprof export"
 need_tool clang-14 clang
@@ -42,20 +43,12 @@ done
 total=$(python3 "$MT_ROOT/selftest/tests/pprof_alloc_space.py" total exact1.pb.gz) || fail "exact1.pb.gz unreadable"
 python3 "$MT_ROOT/selftest/tests/pprof_alloc_space.py" same exact1.pb.gz exact2.pb.gz 0.02 ||
     fail "two exact runs of clang differ: no figure to compare with"
-# About 20,000 samples' worth of bytes per sample; a rate of whole KiB.
+# A rate that gives about 20,000 samples a run, in whole KiB.
 RATE=$(( (total / 20000) / 1024 * 1024 ))
 [ "$RATE" -ge 1024 ] || fail "clang allocated only $total bytes"
 echo "clang allocated $total bytes; --sample $RATE"
-for seed in $(seq 1 20); do
-    MEMTRACE_AGENT_STATS=1 MEMTRACE_SAMPLE_SEED=$seed setarch -R "$MEMTRACE" --sample $RATE --format pprof \
-        -o "s$seed.pb.gz" "${CC[@]}" 2>"s$seed.err" ||
-        fail "memtrace --sample failed (seed $seed): $(tail -3 "s$seed.err")"
-    n=$(sed -n 's/.*stacks unwound in the target: \([0-9]*\) .*raw: \([0-9]*\),.*/\1 \2/p' "s$seed.err")
-    [ -n "$n" ] || fail "no agent statistics (seed $seed): $(cat "s$seed.err")"
-    read -r unwound raw <<<"$n"
-    [ $((unwound + raw)) -ge 10000 ] || fail "seed $seed: $((unwound + raw)) samples, fewer than 10,000"
-    [ $seed = 1 ] && echo "seed 1: $((unwound + raw)) calls kept their stack"
-done
+SAMPLE_WRAP=(setarch -R)
+sampled_runs $RATE "${CC[@]}"
 python3 "$MT_ROOT/selftest/tests/pprof_alloc_space.py" judge "$RATE" exact1.pb.gz s{1..20}.pb.gz ||
     fail "the estimates are biased"
 echo "clang: per-stack estimates unbiased within 5% over 20 seeds"
