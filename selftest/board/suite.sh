@@ -73,9 +73,11 @@ send leak.err /tmp/leak.err
 fi
 
 # Where the RSS went: rss_parts paused at its three stops under memtrace's
-# console (-C, stdin a fifo), `report -j` at each; the program's stop line
-# has the kernel's smaps_rollup Rss, read by the program itself at the
-# pause.  Under each engine.
+# console (-C, stdin a fifo), `report -j` at each, then the kernel's
+# smaps_rollup Rss read from here at the same pause, after the report, as
+# rss_parts.sh does (the program's own reading comes before it prints its
+# stop line; its first pass through the wait after that can still fault in
+# file pages).  Under each engine.
 # wait_line FILE REGEX: up to 60 s for a line in FILE
 wait_line() {
     n=0
@@ -95,12 +97,14 @@ for e in agent ptrace; do
         wait_line /tmp/rss_$e.out "^stop $s "
         echo "report -j > /tmp/rss_${e}_$s.json" >&4
         wait_line /tmp/rss_$e.out "^report written to /tmp/rss_${e}_$s.json"
+        sed -n 's/^Rss: *\([0-9]*\) kB$/\1/p' /proc/$(cat $d/pid)/smaps_rollup >/tmp/rss_${e}_$s.rollup
         touch $d/go$s
     done
     exec 4>&-
     wait $m
     echo "@@RC rss_$e memtrace=$? seconds=$t0,$(up)"
-    for f in rss_$e.out rss_$e.err rss_${e}_1.json rss_${e}_2.json rss_${e}_3.json rss_${e}_end.json; do
+    for f in rss_$e.out rss_$e.err rss_${e}_1.json rss_${e}_2.json rss_${e}_3.json rss_${e}_end.json \
+             rss_${e}_1.rollup rss_${e}_2.rollup rss_${e}_3.rollup; do
         [ -f /tmp/$f ] && send $f /tmp/$f
     done
 done

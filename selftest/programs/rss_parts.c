@@ -19,8 +19,9 @@
  * the bytes of the allocator's memory ([heap] and the 1 MiB chunk) that are
  * not resident, the resident bytes of the program's own mmap and of [heap];
  * then the kernel's Rss of /proc/self/smaps_rollup in bytes (0 without it),
- * read by the program itself (the board suite has no other reader at the
- * pause), and the page size.
+ * read by the program itself before the line goes out (the tests prefer
+ * their own reading after memtrace's report, at the same pause: the wait
+ * below can fault in file pages after this one), and the page size.
  * Lines go out with write(2): stdio would allocate.  Transparent huge
  * pages are off for the process (PR_SET_THP_DISABLE): khugepaged would
  * otherwise fill a 2 MiB range of a mapping with a huge page whenever it
