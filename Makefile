@@ -418,6 +418,7 @@ bench: deps all $(BENCH_BIN)
 	bench/agent-bench.sh $(BUILD)
 	bench/scale-bench.sh $(BUILD)
 	bench/client-request-bench.sh $(BUILD)
+	bench/redis-bench.sh $(BUILD)
 
 # memtrace's per-call cost on the arm64 and armhf boards (Debian's kernels
 # in qemu-system), against each board's own ptrace floor.
