@@ -31,10 +31,7 @@ export MEMTRACE_NO_SUPERVISOR=1
 [ -x "$MEMTRACE" ] && [ -x "$ALLOCBENCH" ] || { echo "agent-bench: build $BUILD first" >&2; exit 1; }
 have() { command -v "$1" >/dev/null; }
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-wall_us() { local t0 t1; t0=$(now_us); "$@" >"$TMP/out" 2>&1; t1=$(now_us); echo $((t1 - t0)); }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+. "$ROOT/bench/bench.bash"
 
 # The interpreter workload: dicts, lists, strings, object churn.
 cat > "$TMP/work.py" <<'PY'

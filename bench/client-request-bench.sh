@@ -25,10 +25,7 @@ export MEMTRACE_NO_SUPERVISOR=1
 [ -f /usr/include/valgrind/valgrind.h ] ||
     { echo "client-request-bench: no valgrind.h (Debian's valgrind package)" >&2; exit 1; }
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-wall_us() { local t0 t1; t0=$(now_us); "$@" >"$TMP/out" 2>&1; t1=$(now_us); echo $((t1 - t0)); }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+. "$ROOT/bench/bench.bash"
 
 gcc -O2 -g -Wall -Wextra -o "$TMP/client_requests" "$ROOT/bench/client_requests.c" || exit 1
 PROG=$TMP/client_requests

@@ -44,9 +44,7 @@ tools=(untraced)
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null && command -v gdb >/dev/null && tools+=(heaptrack)
 tools+=(agent sample ptrace)
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+. "$ROOT/bench/bench.bash"
 # until SECONDS WHAT CMD...: CMD succeeds within SECONDS, or the bench ends.
 until_ok() {
     local end=$((SECONDS + $1)) what=$2; shift 2
@@ -163,4 +161,4 @@ fi
 # Issue 35's target: with --sample, the server's throughput within 5% of
 # untraced (throughput = requests / wall, so the walls' ratio says it).
 sw=$(median ${walls[sample]})
-echo "sample throughput / untraced: $(calc "$base / $sw" 3) (target >= 0.95: $(awk "BEGIN { print ($base / $sw >= 0.95) ? \"met\" : \"MISSED\" }"))"
+echo "sample throughput / untraced: $(calc "$base / $sw" 3) (target >= 0.95: $(verdict "$base / $sw >= 0.95"))"

@@ -64,17 +64,8 @@ if command -v perf >/dev/null &&
 fi
 
 # --- small helpers -----------------------------------------------------------
-# Wall time in µs of a command; its stdout+stderr go to $TMP/out.
-now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-wall_us() {
-    local t0 t1
-    t0=$(now_us)
-    "$@" >"$TMP/out" 2>&1
-    t1=$(now_us)
-    echo $((t1 - t0))
-}
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+# now_us, wall_us, median, calc and verdict: bench/bench.bash.
+. "$ROOT/bench/bench.bash"
 # Peak RSS (VmHWM, KiB) of memtrace itself at its exit (bench/peak_rss.c):
 # /usr/bin/time would report the traced child's peak when that is bigger.
 peak_rss_kib() {

@@ -28,11 +28,7 @@ trap 'rm -rf "$TMP"' EXIT
 have() { command -v "$1" >/dev/null; }
 progress() { echo "scale-bench: $*" >&2; }
 
-now_us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
-wall_us() { local t0 t1; t0=$(now_us); "$@" >"$TMP/out" 2>&1; t1=$(now_us); echo $((t1 - t0)); }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-verdict() { awk "BEGIN { print ($1) ? \"met\" : \"MISSED\" }"; }
+. "$ROOT/bench/bench.bash"
 
 gcc -O2 -g -Wall -Wextra -o "$TMP/many_paths" "$ROOT/bench/many_paths.c" || exit 1
 gcc -O2 -g -Wall -Wextra -o "$TMP/peak_rss" "$ROOT/bench/peak_rss.c" || exit 1
