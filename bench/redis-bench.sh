@@ -25,7 +25,7 @@ N=${REDIS_BENCH_N:-20000}
 SAMPLE=${REDIS_BENCH_SAMPLE:-524288}
 TMP=$(mktemp -d /tmp/memtrace-redis-bench.XXXXXX)
 SOCK=$TMP/redis.sock
-RPID= TPID=
+RPID="" TPID=""
 cleanup() {
     [ -n "$TPID" ] && kill "$TPID" 2>/dev/null
     [ -n "$RPID" ] && kill "$RPID" 2>/dev/null
