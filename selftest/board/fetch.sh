@@ -3,8 +3,8 @@
 # qemu-system)
 # is made of, with apt only: the kernel, busybox, the real libc (valgrind
 # needs the ld.so whose build-id matches libc6-dbg), libstdc++, valgrind,
-# gdbserver and three allocators (jemalloc, tcmalloc, mimalloc) of that
-# architecture.  Nothing is installed into the host's
+# gdbserver, three allocators (jemalloc, tcmalloc, mimalloc) and GLib of
+# that architecture.  Nothing is installed into the host's
 # root: each package is downloaded with `apt-get download` and unpacked with
 # `dpkg-deb -x` into CACHE/root.
 #
@@ -43,6 +43,11 @@ pkgs=("$kpkg" busybox-static libc6 libgcc-s1 gcc-12-base libstdc++6 libc6-dbg va
 # static libraries) for the cross builds on the host.
 [ "$darch" = i386 ] || pkgs+=(libjemalloc2 libjemalloc-dev libtcmalloc-minimal4 libgoogle-perftools4
                              libgoogle-perftools-dev libmimalloc2.0 libmimalloc-dev)
+# GLib for the heaps phase's GLib program (ARM boards; heaps_glib.sh on
+# x86_64): libglib and libgobject with what they link (libffi, pcre2) for
+# the guest, the -dev packages (headers, glibconfig.h, the static libraries
+# arm64 links) for the cross build.
+[ "$darch" = i386 ] || pkgs+=(libglib2.0-0 libglib2.0-dev libffi8 libffi-dev libpcre2-8-0 libpcre2-dev)
 
 # What would be fetched: package=version for each, the stamp of the set.
 # One apt-cache call for all (each call reads every list).

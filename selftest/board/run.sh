@@ -9,7 +9,8 @@
 # (by its base name); GUEST_SCRIPT runs as `sh /mt/test.sh` with /mt as its
 # working folder and /mt/env sourced first.  The guest has busybox (every
 # applet on PATH), the real libc, libstdc++, valgrind (memcheck) with
-# libc6-dbg, gdbserver, and the shared jemalloc, tcmalloc and mimalloc.
+# libc6-dbg, gdbserver, and the shared jemalloc, tcmalloc and mimalloc and
+# GLib (ARM boards).
 # The console is the log: OUTDIR/console.log, CRs stripped.  The exit
 # status is the guest script's own; 124 when the board ran out of time
 # (BOARD_TIMEOUT seconds, default 300); 125 when the guest never reached the
@@ -78,10 +79,13 @@ mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,etc,mt,usr/bin,usr/lib/$triple,usr/
 cp -a "$src/bin/busybox" "$stage/bin/" || die "no busybox in $src"
 cp -a "$src/lib/$triple" "$src"/lib/ld-linux* "$stage/lib/" || die "no libc in $src"
 cp -a "$src/usr/lib/$triple"/libstdc++.so* "$stage/usr/lib/$triple/" || die "no libstdc++ in $src"
-# (the allocator programs are the ARM boards': i386 fetches none)
+# (the allocator and GLib programs are the ARM boards': i386 fetches none)
 if [ "$arch" != i386 ]; then
     cp -a "$src/usr/lib/$triple"/lib{jemalloc.so.2,tcmalloc.so.4,tcmalloc_minimal.so.4,mimalloc.so.2}* \
         "$stage/usr/lib/$triple/" || die "no jemalloc, tcmalloc or mimalloc in $src"
+    # GLib (the heaps phase's GLib program) and what it links
+    cp -a "$src/usr/lib/$triple"/lib{glib-2.0,gobject-2.0,ffi,pcre2-8}.so.* \
+        "$stage/usr/lib/$triple/" || die "no libglib, libgobject, libffi or libpcre2-8 in $src"
 fi
 cp -a "$src/usr/lib/debug" "$stage/usr/lib/" || die "no libc6-dbg in $src"
 cp -a "$src/usr/bin/valgrind" "$src/usr/bin/valgrind.bin" "$src/usr/bin/gdbserver" "$stage/usr/bin/" ||

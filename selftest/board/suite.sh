@@ -143,6 +143,55 @@ if [ -x $P/heaps_arena_arm ]; then
         for f in $n.json $n.out $n.err; do send $f /tmp/$f; done
     done
 fi
+# Attached (-p) after heaps_attach filled its arena and pool, as
+# heaps_client_attach.sh: memcheck on the later part alone is the oracle.
+# The console answers `status` (and the sentinel, `help quit`) once the
+# attach is complete; only then does the program go on.
+valgrind --run-libc-freeres=no --run-cxx-freeres=no --read-inline-info=no \
+    --log-file=/tmp/hp_attach.vg $P/heaps_attach later >/dev/null 2>&1
+send hp_attach.vg /tmp/hp_attach.vg
+for e in agent ptrace; do
+    hn=hp_attach_$e # (not n: wait_line counts in n)
+    d=/tmp/$hn.d
+    mkdir -p $d
+    mkfifo $d/fifo
+    $P/heaps_attach attach $d/ready $d/go &
+    prog=$!
+    k=0
+    while [ ! -e $d/ready ] && [ $k -lt 600 ]; do sleep 0.1; k=$((k + 1)); done
+    $MT -q -j --engine=$e -o /tmp/$hn.json -p $prog <$d/fifo >/tmp/$hn.out 2>/tmp/$hn.err &
+    m=$!
+    exec 4>$d/fifo
+    printf 'status\nhelp quit\n' >&4
+    wait_line /tmp/$hn.out 'detach from the target, write the final report, exit'
+    : >$d/go
+    wait $prog
+    prc=$?
+    wait $m
+    mrc=$?
+    exec 4>&-
+    echo "@@RC $hn memtrace=$mrc prog=$prc"
+    for f in $hn.json $hn.err; do send $f /tmp/$f; done
+done
+# The GLib program (ARM boards), as heaps_glib.sh: memcheck and memtrace -a
+# under each engine on its two modes, G_SLICE=always-malloc in every run.
+if [ -x $P/glib_heap ]; then
+    export G_SLICE=always-malloc
+    for mode in base work; do
+        n=hp_glib_$mode
+        valgrind --leak-check=full --show-leak-kinds=all --num-callers=40 --run-libc-freeres=no \
+            --read-inline-info=no --log-file=/tmp/$n.vg $P/glib_heap $mode >/tmp/$n.vgout 2>&1
+        $P/glib_heap $mode >/tmp/$n.plain 2>&1
+        echo "@@RC $n plain=$?"
+        for f in $n.vg $n.vgout $n.plain; do send $f /tmp/$f; done
+        for e in agent ptrace; do
+            $MT -a -j --engine=$e -o /tmp/${n}_$e.json $P/glib_heap $mode >/tmp/${n}_$e.out 2>/tmp/${n}_$e.err
+            echo "@@RC ${n}_$e memtrace=$?"
+            for f in ${n}_$e.json ${n}_$e.out ${n}_$e.err; do send $f /tmp/$f; done
+        done
+    done
+    unset G_SLICE
+fi
 fi
 
 # Programs whose allocator is a library of their own (jemalloc, tcmalloc,

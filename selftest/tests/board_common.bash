@@ -22,7 +22,9 @@
 #             and LEAK SUMMARY equal to memcheck's (valgrind:ARCH in the
 #             guest, which must see RUNNING_ON_VALGRIND as 1), its misuse
 #             errors memcheck's, by both engines; RUNNING_ON_VALGRIND stays
-#             0 and the output is the untraced one
+#             0 and the output is the untraced one; attached (-p) after
+#             an arena was filled, memcheck's figures of the later part;
+#             a GLib program (ARM boards) booked as heaps_glib.sh books it
 #   alloc     programs linked with jemalloc, tcmalloc and mimalloc (the
 #             board's Debian packages; shared, static, each one's own API:
 #             selftest/programs/lib/alloc_api.c), by both engines: HEAP
@@ -98,6 +100,7 @@ board_build() {
         "${cc[@]}" rss_parts "$s/rss_parts.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" heaps_arena "$s/heaps_arena.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" $cflags &&
         "${cc[@]}" heaps_pool "$s/heaps_pool.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" $cflags &&
+        "${cc[@]}" heaps_attach "$s/heaps_attach.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" $cflags &&
         "${cc[@]}" mt_churn "$s/mt_churn.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" rely_ticker "$s/rely_ticker.c" -std=gnu11 -O0 -g $cflags &&
         "${cc[@]}" proc_fork "$s/proc_fork.c" -std=gnu11 -O0 -g $cflags &&
@@ -121,8 +124,9 @@ board_build() {
         "${cc[@]}" heaps_arena_arm "$s/heaps_arena.c" -std=gnu11 -O0 -g -isystem "$MT_TMP/vginc" -marm \
             >>"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building heaps_arena -marm failed"; }
     fi
-    # (the allocator programs: the ARM boards only, issue 27)
+    # (the allocator and GLib programs: the ARM boards only, issues 27, 31)
     [ "$BOARD_ARCH" = i386 ] || board_build_alloc "$cflags"
+    [ "$BOARD_ARCH" = i386 ] || board_build_glib "$cflags"
     llvm-objcopy --strip-all demo demo.stripped || fail "strip demo"
     # The host's sysroot for memtrace-fs: the stripped demo where the guest
     # has it, its debug file by build-id.
@@ -186,6 +190,38 @@ board_build_alloc() {
         board_cc "$BOARD_ARCH" mi_own "$src" "${a[@]}" -DAPI_MI -lmimalloc -Wl,--no-as-needed -lstdc++ &&
         board_cc "$BOARD_ARCH" mi_equiv "$src" "${a[@]}" -DAPI_MI -DEQUIV -Wl,--no-as-needed -lstdc++
     } >>"$MT_TMP/build.log" 2>&1 || { cat "$MT_TMP/build.log"; fail "cross-building the allocator programs failed"; }
+}
+
+# The heaps phase's GLib program (heaps_glib.sh on x86_64), Debian's own
+# GLib of the board: armhf links libgobject and libglib as x86_64 does.
+# arm64 links their static libraries (the same objects, with the names of
+# their static functions): on 64-bit CPUs GLib's hash tables keep 32-bit
+# keys and values natively but not under valgrind, so their blocks are set
+# aside (glib_common.bash) by the g_hash_table_* frames in both tools'
+# stacks, and in the stripped shared libgobject those frames have no name
+# (the arrays grow in g_hash_table_resize, static).  Only GLib's files on
+# -L.
+board_build_glib() {
+    local cflags=$1 root=${BOARD_CACHE:-$MT_ROOT/build-board/$BOARD_ARCH}/root
+    local lib=$root/usr/lib/$BOARD_TRIPLE libs=$MT_TMP/gliblib f link
+    mkdir -p "$libs"
+    local files=(libglib-2.0.so libgobject-2.0.so)
+    link=(-lgobject-2.0 -lglib-2.0)
+    if [ "$BOARD_ARCH" = aarch64 ]; then
+        files=(libglib-2.0.a libgobject-2.0.a libffi.a libpcre2-8.a)
+        # shellcheck disable=SC2054 # (the commas are the linker's)
+        link=(-Wl,-Bstatic -lgobject-2.0 -lglib-2.0 -lffi -lpcre2-8 -Wl,-Bdynamic -lm)
+    fi
+    for f in "${files[@]}"; do
+        [ -e "$lib/$f" ] || fail "no $f in the board's packages ($lib; selftest/board/fetch.sh)"
+        ln -sfn "$lib/$f" "$libs/$f"
+    done
+    [ -f "$lib/glib-2.0/include/glibconfig.h" ] || fail "no glibconfig.h in the board's libglib2.0-dev"
+    # shellcheck disable=SC2086
+    board_cc "$BOARD_ARCH" "$P/glib_heap" "$MT_ROOT/selftest/programs/lib/glib_heap.c" -std=gnu11 -g -O0 \
+        -isystem "$MT_TMP/vginc" -isystem "$root/usr/include/glib-2.0" -isystem "$lib/glib-2.0/include" \
+        -L"$libs" "${link[@]}" $cflags >>"$MT_TMP/build.log" 2>&1 ||
+        { cat "$MT_TMP/build.log"; fail "cross-building the GLib program failed"; }
 }
 
 # The namespace, its tap (the VM's NIC), dbus, avahi-daemon, memtrace-fs.
@@ -461,6 +497,8 @@ board_judge_heaps() {
             [ "$(rc_of ${n}_$e memtrace)" = 0 ] || head -n 5 "$g/${n}_$e.err"
         done
     done
+    board_judge_heaps_attach "$g"
+    [ "$BOARD_ARCH" = i386 ] || board_judge_heaps_glib "$g"
     [ "$BOARD_ARCH" = arm ] || return 0
     # The arena in ARM state (its requests are ARM code: objdump says so)
     # against memcheck's figures of the Thumb-2 build above: the same
@@ -476,6 +514,55 @@ board_judge_heaps() {
         [ "$arm_insns" -gt 0 ] && [ "$vgh" = "$mth" ] && [ "$vgl" = "$mtl" ] &&
             grep -q 'running on valgrind: 0' "$g/$n.out" && [ "$(rc_of $n memtrace)" = 0 ]
         check "heaps arena in ARM state ($e engine)" $? "$arm_insns ARM-state request instructions; heap: valgrind (Thumb-2 build) $vgh | memtrace $mth; leaks: valgrind $vgl | memtrace $mtl; $(grep -m1 'running on valgrind' "$g/$n.out")"
+    done
+}
+
+# heaps_attach attached after its fill, by each engine: memcheck's HEAP
+# SUMMARY of the later part alone, no release of an older block reported
+# (heaps_client_attach.sh).
+board_judge_heaps_attach() {
+    local g=$1 e vg mt
+    vg=$(valgrind_log_figures "$g/hp_attach.vg" 2>&1)
+    for e in agent ptrace; do
+        local n=hp_attach_$e eng errs
+        mt=$(memtrace_json_figures "$g/$n.json" 2>&1)
+        eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/$n.json" 2>&1)
+        errs=$(grep -c 'Invalid free' "$g/$n.err" 2>/dev/null)
+        [ "$vg" = "$mt" ] && [ "${errs:-0}" = 0 ] && [ "$eng" = $e ] &&
+            [ "$(rc_of $n memtrace)" = 0 ] && [ "$(rc_of $n prog)" = 0 ]
+        check "heaps attached after the fill ($e engine)" $? "valgrind (later part) $vg | memtrace -p $mt; ${errs:-0} invalid frees reported; engine $eng, exit $(rc_of $n memtrace), program $(rc_of $n prog)"
+        [ "$(rc_of $n memtrace)" = 0 ] || head -n 5 "$g/$n.err"
+    done
+}
+
+# The GLib program's two modes by each engine, judged as heaps_glib.sh
+# judges them (glib_common.bash; armhf: every figure), and memtrace's word
+# that gtype.c's MALLOCLIKE_BLOCK fired.
+board_judge_heaps_glib() {
+    local g=$1 e mode ok exact='' where=libgobject
+    . "$MT_ROOT/selftest/tests/glib_common.bash"
+    # 32-bit: GLib's hash tables are the same under valgrind, every figure
+    # must be memcheck's; arm64's requests are in the executable
+    [ "$BOARD_ARCH" = arm ] && exact=exact
+    [ "$BOARD_ARCH" = aarch64 ] && where=glib_heap
+    for mode in base work; do
+        local n=hp_glib_$mode
+        grep -q 'running on valgrind: 1' "$g/$n.vgout"
+        check "heaps GLib $mode oracle" $? "under valgrind the program says [$(grep -m1 'running on valgrind' "$g/$n.vgout")]"
+        for e in agent ptrace; do
+            local eng same=no
+            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/${n}_$e.json" 2>&1)
+            grep -q 'running on valgrind: 0' "$g/$n.plain" && cmp -s "$g/$n.plain" "$g/${n}_$e.out" && same=yes
+            glib_compare "$g/$n.vg" "$g/${n}_$e.json" $exact
+            ok=$?
+            [ $ok = 0 ] && [ $same = yes ] && [ "$eng" = $e ] && [ "$(rc_of ${n}_$e memtrace)" = 0 ]
+            check "heaps GLib $mode ($e engine)" $? "heap: $GLIB_HEAP; leaks: $GLIB_LEAKS; through g_hash_table: $GLIB_HASH${GLIB_WHY:+; $GLIB_WHY}; engine $eng, exit $(rc_of ${n}_$e memtrace), untraced output: $same"
+        done
+    done
+    for e in agent ptrace; do
+        glib_work_delta "$g/hp_glib_base.vg" "$g/hp_glib_work.vg" "$g/hp_glib_base_$e.json" "$g/hp_glib_work_$e.json" &&
+            grep -q "request MALLOCLIKE_BLOCK (0x1301) first at .*$where" "$g/hp_glib_work_$e.err"
+        check "heaps GLib work less base ($e engine)" $? "allocs frees bytes: $GLIB_DELTA; $(grep -m1 -o 'request MALLOCLIKE_BLOCK[^;]*' "$g/hp_glib_work_$e.err")"
     done
 }
 
