@@ -343,6 +343,10 @@ BOARD_PHASES=${BOARD_PHASES:-heap leak rss heaps alloc sigterm stacks net agent 
 phase() { case " $BOARD_PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 FAILED=() FAILED_LINES=()
+# The "engine" a JSON report says traced its program.
+report_engine() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$1"
+}
 check() { # NAME OK(0|1) DETAIL
     if [ "$2" = 0 ]; then
         echo "PASS $BOARD_ARCH $1: $3"
@@ -479,7 +483,7 @@ board_judge_heaps() {
         fi
         for e in agent ptrace; do
             local eng same=1
-            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/${n}_$e.json" 2>&1)
+            eng=$(report_engine "$g/${n}_$e.json" 2>&1)
             grep -q 'running on valgrind: 0' "$g/$n.plain" && cmp -s "$g/$n.plain" "$g/${n}_$e.out" &&
                 [ "$(rc_of ${n}_$e memtrace)" = 0 ] && [ "$(rc_of $n plain)" = 0 ] && [ "$eng" = $e ] && same=0
             if [ $c != arena_misuse ]; then
@@ -526,7 +530,7 @@ board_judge_heaps_attach() {
     for e in agent ptrace; do
         local n=hp_attach_$e eng errs
         mt=$(memtrace_json_figures "$g/$n.json" 2>&1)
-        eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/$n.json" 2>&1)
+        eng=$(report_engine "$g/$n.json" 2>&1)
         errs=$(grep -c 'Invalid free' "$g/$n.err" 2>/dev/null)
         [ "$vg" = "$mt" ] && [ "${errs:-0}" = 0 ] && [ "$eng" = $e ] &&
             [ "$(rc_of $n memtrace)" = 0 ] && [ "$(rc_of $n prog)" = 0 ]
@@ -551,7 +555,7 @@ board_judge_heaps_glib() {
         check "heaps GLib $mode oracle" $? "under valgrind the program says [$(grep -m1 'running on valgrind' "$g/$n.vgout")]"
         for e in agent ptrace; do
             local eng same=no
-            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/${n}_$e.json" 2>&1)
+            eng=$(report_engine "$g/${n}_$e.json" 2>&1)
             grep -q 'running on valgrind: 0' "$g/$n.plain" && cmp -s "$g/$n.plain" "$g/${n}_$e.out" && same=yes
             glib_compare "$g/$n.vg" "$g/${n}_$e.json" $exact
             ok=$?
@@ -706,7 +710,7 @@ board_judge_except() {
         vg=$(valgrind_log_figures "$vg" 2>&1)
         for e in ptrace agent; do
             mt=$(memtrace_json_figures "$g/ex_${prog}_$e.json" 2>&1)
-            eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ex_${prog}_$e.json" 2>&1)
+            eng=$(report_engine "$g/ex_${prog}_$e.json" 2>&1)
             ok=1
             # (the untraced run caught its exceptions: it says so)
             grep -q -E '^(caught|kept) ' "$g/ex_$prog.plain" &&
@@ -731,7 +735,7 @@ board_judge_agent() {
         why=$(grep -a 'agent engine unavailable' "$g/ag_fallback.err")
         [ "$(printf '%s\n' "$why" | grep -c .)" = 1 ] && echo "$why" | grep -q "using breakpoints" &&
             [ "$(rc_of ag_fallback memtrace)" = 7 ] &&
-            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_fallback.json")" = ptrace ]
+            [ "$(report_engine "$g/ag_fallback.json")" = ptrace ]
         check "agent fallback" $? "--engine=agent on $BOARD_ARCH: [$why], exit $(rc_of ag_fallback memtrace), JSON engine ptrace"
         return
     fi
@@ -741,7 +745,7 @@ board_judge_agent() {
         vg=$(valgrind_log_figures "$vgl" 2>&1)
         mt=$(memtrace_json_figures "$g/ag_$c.json" 2>&1)
         local eng
-        eng=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_$c.json" 2>&1)
+        eng=$(report_engine "$g/ag_$c.json" 2>&1)
         [ "$vg" = "$mt" ] && [ "$eng" = agent ] && [ "$(rc_of ag_$c memtrace)" = 0 ]
         check "agent heap $c" $? "valgrind $vg | memtrace --engine=agent $mt (engine $eng, exit $(rc_of ag_$c memtrace), seconds $(rc_of ag_$c seconds)) $(grep -a -m2 -E 'warn|error' "$g/ag_$c.err" | tr '\n' ' ')"
         # The same stacks as the breakpoint engine's, most of them unwound
@@ -754,7 +758,7 @@ board_judge_agent() {
         # Against breakpoints: the heap phase's report must be theirs, or the
         # comparison would be the agent's with itself.
         local base_engine
-        base_engine=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/$c.json" 2>&1)
+        base_engine=$(report_engine "$g/$c.json" 2>&1)
         diff "$MT_TMP/eng_$c.ptrace" "$MT_TMP/eng_$c.agent" >"$MT_TMP/eng_$c.diff" &&
             [ "$base_engine" = ptrace ] &&
             [ "$(wc -l <"$MT_TMP/eng_$c.agent")" -gt 1 ] && { [ $c = cxx ] || [ "${in_target:-0}" -gt 0 ]; }
@@ -769,7 +773,7 @@ board_judge_agent() {
         python3 "$MT_ROOT/selftest/tests/engine_stacks.py" "$g/eng_${bin}_agent.json" >"$MT_TMP/eng_$bin.agent" 2>&1
         diff "$MT_TMP/eng_$bin.ptrace" "$MT_TMP/eng_$bin.agent" >"$MT_TMP/eng_$bin.diff" &&
             [ "$(wc -l <"$MT_TMP/eng_$bin.agent")" -gt 1 ] &&
-            [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/eng_${bin}_agent.json")" = agent ] &&
+            [ "$(report_engine "$g/eng_${bin}_agent.json")" = agent ] &&
             # the handlers' stack goes on below the signal frame to main
             # and _start (three frames of the program; one where it ended
             # at the signal frame)
@@ -799,6 +803,6 @@ board_judge_agent() {
     [ -s "$g/ag_ticker.plain" ] && cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" &&
         [ "$(rc_of ag_ticker running_after)" = yes ] && [ "$(rc_of ag_ticker agent_maps)" = 0 ] &&
         [ "$(rc_of ag_ticker prog)" = 0 ] && grep -q "agent unmapped" "$g/ag_ticker.err" &&
-        [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["engine"])' "$g/ag_ticker.json")" = agent ]
+        [ "$(report_engine "$g/ag_ticker.json")" = agent ]
     check "agent detach" $? "SIGTERM to memtrace --engine=agent -p: [${rc#@@RC }], output $(cmp -s "$g/ag_ticker.plain" "$g/ag_ticker.out" && echo same || echo differs) as untraced; $(grep -a -m1 'agent engine:' "$g/ag_ticker.err")"
 }
