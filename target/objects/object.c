@@ -1,5 +1,6 @@
 #include "target/objects/object.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -468,6 +469,13 @@ uint64_t object_export(struct object *o, const char *name)
     if (o->executable && elf_file_interp(f) == NULL && symtab_find_local(f, name, &vaddr) == 0 && vaddr)
         return vaddr;
     return 0;
+}
+
+uint64_t object_export_code(struct object *o, const char *name)
+{
+    uint64_t vaddr = object_export(o, name);
+    struct elf_file *f = vaddr ? object_mapped_elf(o) : NULL;
+    return f && elf_file_machine(f) == EM_ARM ? vaddr & ~(uint64_t)1 : vaddr;
 }
 
 void object_each_export(struct object *o, void (*found)(void *ctx, const char *name, uint64_t vaddr),

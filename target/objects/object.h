@@ -104,6 +104,10 @@ bool object_is_static_executable(struct object *o);
 /* Link-time address of an exported function (a static executable's from
  * .symtab), or 0. */
 uint64_t object_export(struct object *o, const char *name);
+/* Where that function's first instruction is: object_export's address
+ * without the Thumb bit an ARM symbol's value carries, so that it equals
+ * the start symtab_lookup gives the same function. */
+uint64_t object_export_code(struct object *o, const char *name);
 /* Every function o exports, as object_export finds them, in one pass:
  * found(ctx, name, vaddr) each (link-time address); then an executable's
  * .symtab: every function of a static one, the global ones of a dynamic

@@ -62,7 +62,8 @@ static uint64_t export_addr(const struct object_place *m, const char *name)
     e->start = m->start;
     e->bias = m->bias;
     e->name = xstrdup(name);
-    uint64_t vaddr = object_export(m->obj, name);
+    /* compared with the start of a function symtab_lookup found */
+    uint64_t vaddr = object_export_code(m->obj, name);
     e->addr = vaddr ? vaddr + m->bias : 0;
     return e->addr;
 }
