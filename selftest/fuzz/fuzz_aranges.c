@@ -3,7 +3,7 @@
  * byte order.  Parses, then looks up the edges of every range read and a
  * few addresses from the input, checking what the table promises: ranges
  * sorted, none empty or at 0, and a lookup's unit one of a range that
- * covers the address.
+ * covers the address, and the only unit whose ranges cover it.
  *
  *   clang -g -fsanitize=fuzzer,address,undefined -I. -D_GNU_SOURCE selftest/fuzz/fuzz_aranges.c \
  *     build-fuzz/libmt.a -lz
@@ -22,10 +22,16 @@ static void probe(const struct aranges *a, uint64_t address)
     uint64_t cu;
     if (!aranges_find(a, address, &cu))
         return;
-    for (size_t i = 0; i < a->count; i++)
-        if (a->ranges[i].cu == cu && address >= a->ranges[i].lo && address < a->ranges[i].hi)
-            return;
-    abort(); /* named a unit none of whose ranges covers address */
+    bool covered = false;
+    for (size_t i = 0; i < a->count; i++) {
+        if (address < a->ranges[i].lo || address >= a->ranges[i].hi)
+            continue;
+        if (a->ranges[i].cu != cu)
+            abort(); /* another unit covers it too: the answer is not the only one */
+        covered = true;
+    }
+    if (!covered)
+        abort(); /* named a unit none of whose ranges covers address */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -65,24 +65,71 @@ static int cmp_range(const void *x, const void *y)
     return (a->cu > b->cu) - (a->cu < b->cu);
 }
 
-/* Marks a table where two units' ranges overlap.  By induction over the
- * sorted ranges: a range overlapping any earlier one of another unit
- * either meets the running maximum's owner being another unit, or that
- * owner itself overlapped the earlier one (and was caught then). */
-static void check_overlap(struct aranges *a)
+/* Comparisons spent finding the shared spans: a real object needs a few
+ * per range (libc i386: at most 35 ranges overlap one); a table that
+ * needs more is refused the lookup by unit. */
+#define OVERLAP_STEPS_PER_RANGE 64u
+
+static int cmp_span(const void *x, const void *y)
 {
-    uint64_t max_hi = 0, max_cu = 0;
+    const struct arange_span *a = x, *b = y;
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+/* Every point covered by ranges of two units lies in the intersection of
+ * one such pair, and with the ranges sorted by lo the ranges meeting
+ * range i are the ones right after it that start before its end: those
+ * intersections, sorted and merged, are the shared spans. */
+static void find_shared(struct aranges *a)
+{
+    size_t budget = a->count * OVERLAP_STEPS_PER_RANGE, cap = 0;
     for (size_t i = 0; i < a->count; i++) {
         const struct arange *r = &a->ranges[i];
-        if (i && r->lo < max_hi && r->cu != max_cu) {
-            a->overlap = true;
-            return;
-        }
-        if (!i || r->hi > max_hi) {
-            max_hi = r->hi;
-            max_cu = r->cu;
+        for (size_t j = i + 1; j < a->count && a->ranges[j].lo < r->hi; j++) {
+            if (budget-- == 0) {
+                a->overlap = true;
+                free(a->shared);
+                a->shared = NULL;
+                a->shared_count = 0;
+                return;
+            }
+            const struct arange *q = &a->ranges[j];
+            if (q->cu == r->cu)
+                continue;
+            if (a->shared_count == cap) {
+                cap = cap ? cap * 2 : 16;
+                a->shared = xreallocarray(a->shared, cap, sizeof(*a->shared));
+            }
+            a->shared[a->shared_count++] = (struct arange_span){ q->lo, q->hi < r->hi ? q->hi : r->hi };
         }
     }
+    if (!a->shared_count)
+        return;
+    qsort(a->shared, a->shared_count, sizeof(*a->shared), cmp_span);
+    size_t out = 0;
+    for (size_t i = 1; i < a->shared_count; i++) {
+        struct arange_span *last = &a->shared[out];
+        if (a->shared[i].lo <= last->hi) {
+            if (a->shared[i].hi > last->hi)
+                last->hi = a->shared[i].hi;
+        } else {
+            a->shared[++out] = a->shared[i];
+        }
+    }
+    a->shared_count = out + 1;
+}
+
+static bool in_shared(const struct aranges *a, uint64_t address)
+{
+    size_t l = 0, u = a->shared_count;
+    while (l < u) {
+        size_t m = l + (u - l) / 2;
+        if (a->shared[m].lo <= address)
+            l = m + 1;
+        else
+            u = m;
+    }
+    return l > 0 && address < a->shared[l - 1].hi;
 }
 
 bool aranges_parse(const struct dwarf_span *s, bool big_endian, struct aranges *out)
@@ -113,20 +160,23 @@ bool aranges_parse(const struct dwarf_span *s, bool big_endian, struct aranges *
     }
     qsort(out->ranges, out->count, sizeof(*out->ranges), cmp_range);
     out->ranges = xreallocarray(out->ranges, out->count, sizeof(*out->ranges));
-    check_overlap(out);
+    find_shared(out);
     return true;
 }
 
 void aranges_free(struct aranges *a)
 {
     free(a->ranges);
+    free(a->shared);
     memset(a, 0, sizeof(*a));
 }
 
 bool aranges_find(const struct aranges *a, uint64_t address, uint64_t *cu)
 {
-    /* The last range starting at or below address; with no overlap
-     * between units, the only unit that can cover it. */
+    if (a->overlap || in_shared(a, address))
+        return false;
+    /* The last range starting at or below address; outside the shared
+     * spans, the only unit that can cover it. */
     size_t l = 0, u = a->count;
     while (l < u) {
         size_t m = l + (u - l) / 2;
@@ -149,4 +199,7 @@ bool aranges_find(const struct aranges *a, uint64_t address, uint64_t *cu)
     return false;
 }
 
-size_t aranges_memory(const struct aranges *a) { return a->count * sizeof(*a->ranges); }
+size_t aranges_memory(const struct aranges *a)
+{
+    return a->count * sizeof(*a->ranges) + a->shared_count * sizeof(*a->shared);
+}

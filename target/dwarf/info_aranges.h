@@ -17,11 +17,21 @@ struct arange {
     uint64_t cu;            /* .debug_info offset of the unit header */
 };
 
+/* Where ranges of two or more units overlap: i386's __x86.get_pc_thunk.*
+ * are one copy in the linked object but stay in the aranges of every unit
+ * that made one.  An address there could belong to any of them, so only
+ * a walk of every unit answers for it; the rest stay one unit's. */
+struct arange_span {
+    uint64_t lo, hi;        /* [lo, hi) */
+};
+
 struct aranges {
     struct arange *ranges;  /* by lo */
     size_t count;
-    /* Ranges of two units overlap somewhere: an address could then belong
-     * to either, and only a walk of every unit can answer as before. */
+    struct arange_span *shared; /* by lo, disjoint */
+    size_t shared_count;
+    /* The overlaps were too many to work out (not real debug info): no
+     * address can be given to one unit. */
     bool overlap;
 };
 
@@ -32,7 +42,8 @@ struct aranges {
 bool aranges_parse(const struct dwarf_span *s, bool big_endian, struct aranges *out);
 void aranges_free(struct aranges *a);
 
-/* The unit whose code covers address.  false when no range covers it. */
+/* The unit whose code covers address.  false when no range covers it,
+ * or ranges of more than one unit do (a shared span). */
 bool aranges_find(const struct aranges *a, uint64_t address, uint64_t *cu);
 
 size_t aranges_memory(const struct aranges *a);

@@ -4,7 +4,7 @@
  * that unit's DIEs are walked, the first time one of its addresses is
  * asked for.  Naming a few libc frames then reads a few of libc's ~1,900
  * units instead of all 5.8 MiB of .debug_info.  Whatever this cannot
- * answer (no aranges, an address they do not cover, units that overlap)
+ * answer (no aranges, an address they do not cover or give to two units)
  * the caller asks of the whole-object index instead, so answers are those
  * of the whole walk: a unit's index holds exactly the ranges and call
  * sites the whole walk takes from that unit, in the same order. */
@@ -27,7 +27,7 @@
 struct unit_index;
 
 /* NULL when f has no .debug_info or no usable .debug_aranges (absent,
- * malformed, or ranges of two units overlapping).  secs holds the
+ * malformed, or overlapping too much to work out).  secs holds the
  * sections a DIE walk reads besides .debug_info (abbrev, strings, addr,
  * ranges): kept by the caller for as long as the unit_index. */
 struct unit_index *unit_index_open(struct elf_file *f, const struct dwarf_sections *secs);
