@@ -18,7 +18,7 @@ for b in i386:i386-linux-gnu arm:arm-linux-gnueabihf aarch64:aarch64-linux-gnu; 
     root=$MT_ROOT/build-board/${b%%:*}/root
     libc=$root/lib/${b#*:}/libc.so.6
     [ -e "$libc" ] || continue
-    MT_LAZY_SAMPLES=${MT_LAZY_SAMPLES:-400} MT_LAZY_LIBC=$libc MT_LAZY_DEBUG_ROOT=$root "$test_bin" \
+    MT_LAZY_SAMPLES=${MT_LAZY_SAMPLES:-200} MT_LAZY_LIBC=$libc MT_LAZY_DEBUG_ROOT=$root "$test_bin" \
         >"$MT_TMP/${b%%:*}.log" 2>&1
     rc=$?
     cat "$MT_TMP/${b%%:*}.log"

@@ -20,6 +20,7 @@
 #include "target/dwarf/info_aranges.h"
 #include "target/dwarf/line_object.h"
 #include "target/dwarf/unit_index.h"
+#include "target/symbols/symtab.h"
 
 /* The libc compared: this machine's, or MT_LAZY_LIBC (another CPU's, from
  * a board's root: selftest/tests/lazy_board_libcs.sh) with its debug
@@ -224,6 +225,69 @@ static void check_oracle(const char *path, struct pair *p, const uint64_t *addr,
 /* Units prefetched for addresses given in no order of the section answer
  * as the whole walk does, and a lookup after the prefetch indexes no unit
  * more.  A prefetch past UNIT_INDEX_MAX units indexes none. */
+/* The jumps a function makes, from the units of the functions of its name
+ * (symbolize.c's way), against the whole index's, for every function name
+ * of the debug file's .symtab: the same jumps wherever the units answer. */
+struct names {
+    char **v;
+    size_t n, cap;
+};
+
+static void add_name(void *ctx, const char *name, uint64_t vaddr)
+{
+    struct names *ns = ctx;
+    (void)vaddr;
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? ns->cap * 2 : 1024;
+        ns->v = realloc(ns->v, ns->cap * sizeof(*ns->v));
+    }
+    ns->v[ns->n++] = strdup(name);
+}
+
+static bool same_jumps(const struct inline_tail_call *a, size_t na, const struct inline_tail_call *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        bool found = false;
+        for (size_t j = 0; j < nb && !found; j++)
+            found = a[i].return_pc == b[j].return_pc &&
+                    ((!a[i].target && !b[j].target) || (a[i].target && b[j].target && strcmp(a[i].target, b[j].target) == 0));
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static void check_tail_calls(struct pair *p)
+{
+    struct names ns = { 0 };
+    symtab_each_function(p->lazy_elf, SYMTAB_ALL, add_name, &ns);
+    size_t with_jumps = 0, decided = 0, jumped = 0;
+    for (size_t i = 0; i < ns.n; i++) {
+        struct inline_tail_call w[16], l[16];
+        size_t nw = line_object_tail_calls(p->whole, ns.v[i], w, 16);
+        if (nw == 0 && i % 8)
+            continue; /* most make no jump: an eighth of those is enough */
+        with_jumps += nw > 0;
+        keep_lazy(p);
+        uint64_t starts[8];
+        size_t nstarts = symtab_function_starts(p->lazy_elf, ns.v[i], starts, 8);
+        size_t nl = nstarts <= 8 ? line_object_tail_calls_at(p->lazy, ns.v[i], starts, nstarts, l, 16) : SIZE_MAX;
+        if (nl == SIZE_MAX)
+            continue;
+        decided++;
+        jumped += nl > 0;
+        CHECK(same_jumps(w, nw, l, nl), " %s: the units give %zu jumps, the whole index %zu", ns.v[i], nl, nw);
+    }
+    printf("tail calls: %zu functions that jump, %zu names decided from their units, %zu of them jumping\n",
+           with_jumps, decided, jumped);
+    CHECK(jumped > with_jumps / 2, " the units decided too few functions that jump (%zu of %zu)", jumped, with_jumps);
+    for (size_t i = 0; i < ns.n; i++)
+        free(ns.v[i]);
+    free(ns.v);
+}
+
 static void check_prefetch(struct pair *p, uint64_t text, uint64_t size)
 {
     enum { N = 40 };
@@ -303,6 +367,7 @@ int main(void)
            "%zu outside functions\n", path, checked, ncalls, decided, reopened, fallbacks);
     CHECK(decided > checked / 4, " the units decided too few call sites (%zu of %zu)", decided, checked);
     check_prefetch(&p, text->addr, text->size);
+    check_tail_calls(&p);
     check_oracle(path, &p, oracle, sizeof(oracle) / sizeof(oracle[0]));
     free(calls);
     aranges_free(&file_aranges);

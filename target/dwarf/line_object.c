@@ -299,10 +299,16 @@ size_t line_object_call_candidates(struct line_object *o, uint64_t return_pc, co
 
 const char *line_object_call_target(struct line_object *o, uint64_t return_pc, bool *tail)
 {
-    if (line_object_call_candidates(o, return_pc, NULL, 0) == 0) {
+    const char *only = NULL;
+    size_t n = line_object_call_candidates(o, return_pc, &only, 1);
+    if (n <= 1) {
         if (tail)
             *tail = false;
-        return NULL;
+        /* One candidate: the whole index answers it too, or NULL when its
+         * filter over every unit drops the call (a function defined here
+         * that makes no jumps).  Either way a search from it finds no
+         * jump (line_object_tail_calls), so the unit's answer will do. */
+        return n ? only : NULL;
     }
     const struct inline_index *idx = whole_inlines(o);
     return idx ? inline_index_call_target(idx, return_pc, tail) : NULL;
@@ -315,6 +321,34 @@ size_t line_object_tail_calls(struct line_object *o, const char *caller, struct 
 {
     const struct inline_index *idx = whole_inlines(o);
     return idx ? inline_index_tail_calls(idx, caller, out, max) : 0;
+}
+
+size_t line_object_tail_calls_at(struct line_object *o, const char *caller, const uint64_t *starts, size_t nstarts,
+                                 struct inline_tail_call *out, size_t max)
+{
+    enum { UNITS_AT_MOST = 8 };
+    const struct inline_index *seen[UNITS_AT_MOST];
+    size_t nseen = 0, n = 0;
+    if (!o->units || o->inlines || nstarts == 0)
+        return SIZE_MAX;
+    for (size_t i = 0; i < nstarts; i++) {
+        const struct inline_index *idx = unit_index_at(o->units, starts[i]);
+        if (!idx)
+            return SIZE_MAX;
+        bool again = false;
+        for (size_t j = 0; j < nseen; j++)
+            again |= seen[j] == idx;
+        if (again)
+            continue;
+        if (nseen == UNITS_AT_MOST)
+            return SIZE_MAX;
+        seen[nseen++] = idx;
+        n += inline_index_tail_calls(idx, caller, out + n, max - n);
+        /* at max, which jumps the whole index lists first decides */
+        if (n >= max)
+            return SIZE_MAX;
+    }
+    return n;
 }
 
 size_t line_object_call_pcs(struct line_object *o, uint64_t *out, size_t max)

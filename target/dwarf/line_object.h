@@ -53,6 +53,13 @@ const char *line_object_call_target(struct line_object *o, uint64_t return_pc, b
 size_t line_object_call_candidates(struct line_object *o, uint64_t return_pc, const char **out, size_t max);
 size_t line_object_tail_calls(struct line_object *o, const char *caller, struct inline_tail_call *out,
                               size_t max);
+/* The same jumps from the units alone, given the starts of every function
+ * that may be caller (symtab_function_starts): a function's jumps are in
+ * its own unit.  SIZE_MAX when the units cannot tell (a start no single
+ * unit covers, too many units, max reached, no units): then ask
+ * line_object_tail_calls. */
+size_t line_object_tail_calls_at(struct line_object *o, const char *caller, const uint64_t *starts, size_t nstarts,
+                                 struct inline_tail_call *out, size_t max);
 /* The return addresses of the whole index's calls (inline_index_call_pcs;
  * indexes the whole object).  For tests. */
 size_t line_object_call_pcs(struct line_object *o, uint64_t *out, size_t max);

@@ -9,6 +9,7 @@
 #include "shared/xalloc.h"
 #include "target/dwarf/line_object.h"
 #include "target/symbols/own_text.h"
+#include "target/symbols/symtab.h"
 
 /* Name the innermost inlined function, as addr2line -f does.  Costs the
  * size of .debug_info in memory once per object while its index is built
@@ -221,7 +222,15 @@ size_t symbolizer_call_candidates(struct symbolizer *s, uint64_t return_pc, cons
 size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct inline_tail_call *out, size_t max)
 {
     struct line_object *lines = lines_of(s);
-    return lines ? line_object_tail_calls(lines, function, out, max) : 0;
+    if (!lines)
+        return 0;
+    /* From the units of the functions of that name when they can tell:
+     * else every call site of the object is indexed (libc's: all of its
+     * .debug_info inflated and walked, for one stdio frame). */
+    uint64_t starts[8];
+    size_t n = symtab_function_starts(debug_object_dwarf_elf(s->obj), function, starts, 8);
+    size_t k = n <= 8 ? line_object_tail_calls_at(lines, function, starts, n, out, max) : SIZE_MAX;
+    return k != SIZE_MAX ? k : line_object_tail_calls(lines, function, out, max);
 }
 
 struct debug_object *symbolizer_object(const struct symbolizer *s) { return s->obj; }

@@ -430,6 +430,27 @@ int symtab_each_function(struct elf_file *obj, int from_symtab,
     return 0;
 }
 
+size_t symtab_function_starts(struct elf_file *obj, const char *name, uint64_t *out, size_t max)
+{
+    struct elf_symbols syms;
+    if (!has_table(obj, ELF_SYMBOLS_SYMTAB, &syms))
+        return 0;
+    bool arm = elf_file_machine(obj) == EM_ARM;
+    size_t len = strlen(name), n = 0;
+    for (size_t i = 0; i < syms.count; i++) {
+        struct elf_symbol s;
+        if (!elf_symbols_get(&syms, i, &s) || !is_function(&s) || !s.value)
+            continue;
+        if (strncmp(s.name, name, len) != 0 || (s.name[len] != '\0' && s.name[len] != '.'))
+            continue;
+        if (n < max)
+            out[n] = arm ? s.value & ~(uint64_t)1 : s.value; /* Thumb bit */
+        n++;
+    }
+    elf_symbols_free(&syms);
+    return n;
+}
+
 int symtab_find_local(struct elf_file *obj, const char *name, uint64_t *vaddr)
 {
     struct elf_symbols syms;

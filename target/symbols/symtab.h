@@ -46,6 +46,12 @@ int symtab_find_local(struct elf_file *obj, const char *name, uint64_t *vaddr);
  * -ENOENT without such a table. */
 #define SYMTAB_ALL 1
 #define SYMTAB_GLOBALS 2
+/* The link-time starts of every function of obj's .symtab named name, or
+ * a clone of it GCC named name.SUFFIX (.isra.0, .constprop.1, .part.0,
+ * .cold): static functions of one name in several units each count.  The
+ * Thumb bit is cleared (ARM).  Returns how many there are; the first max
+ * are written.  0 when obj has no .symtab. */
+size_t symtab_function_starts(struct elf_file *obj, const char *name, uint64_t *out, size_t max);
 int symtab_each_function(struct elf_file *obj, int from_symtab,
                          void (*found)(void *ctx, const char *name, uint64_t vaddr), void *ctx);
 
