@@ -407,6 +407,7 @@ static int patch_one(struct tracee *t, struct thread *th, struct module *m, uint
     p->module_start = m->start;
     p->fn = fn;
     p->alloc_id = alloc_id;
+    agent_patch_plan(p);
     p->covered = covered;
     p->active = true;
     a->npatches++;

@@ -27,6 +27,13 @@ struct agent_patch {
     uint8_t orig[16];           /* bytes the jump replaced */
     unsigned covered;
     bool active;
+    /* What the replay of each record needs to know of fn, worked out once
+     * when it is patched (agent_patch_plan), not asked of intercept.c
+     * some ten times per record. */
+    uint8_t arg_at[5];          /* intercept_arg_index; 6 and over: none */
+    bool two_parts;             /* realloc's kin: a release, then an allocation */
+    bool heap_fn;               /* intercept_is_heap_fn */
+    bool at_entry;              /* booked at its entry's stamp (part_time) */
 };
 
 struct agent_engine {
@@ -95,6 +102,8 @@ int agent_take_doorbell(pid_t pid, int64_t fd);
 /* One read of the doorbell that never blocks: the bytes read (0: none
  * now), or -errno when the doorbell is of no more use (no writer left). */
 int agent_doorbell_read(int fd);
+/* agent_ring.c: the replay's plan of a patch whose fn is set. */
+void agent_patch_plan(struct agent_patch *p);
 /* agent_ring.c: agent_drain, replaying only the records stamped before
  * cutoff (an agent_order_next value; UINT64_MAX: all). */
 unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff);

@@ -29,8 +29,11 @@ uint64_t agent_rec_payload(const struct agent_rec *r)
 int agent_ring_next(const uint8_t *ring, size_t ring_size, uint64_t tail, unsigned nfns,
                     struct agent_rec *copy, const uint8_t **stack, uint64_t *next_tail)
 {
+    /* (a ring of a power of two, as the agent's, is indexed without a
+     * division: it took a fifth of this function's time) */
+    uint64_t mask = (ring_size & (ring_size - 1)) == 0 ? ring_size - 1 : 0;
     for (int pads = 0; pads < 2; pads++) {
-        uint64_t off = tail % ring_size;
+        uint64_t off = mask ? tail & mask : tail % ring_size;
         if (off % AGENT_REC_ALIGN || ring_size - off < 16)
             return -1;
         uint64_t pos;
@@ -107,21 +110,28 @@ void agent_ring_free(struct agent_engine *a)
     free(a->mods);
 }
 
-static bool two_parts(const struct intercept_fn *fn)
+void agent_patch_plan(struct agent_patch *p)
 {
-    return intercept_is_realloc_op(fn->op);
+    const struct intercept_fn *fn = p->fn;
+    for (unsigned k = 0; k < 5; k++) {
+        unsigned i = intercept_arg_index(fn, k); /* --alloc-fn's positions too */
+        p->arg_at[k] = (uint8_t)(i < 6 ? i : 6);
+    }
+    p->two_parts = intercept_is_realloc_op(fn->op);
+    p->heap_fn = intercept_is_heap_fn(fn);
+    /* munmap and mremap release inside the call: their entry, where the
+     * agent held back the others (inflight), so that another thread's
+     * mmap of the same range comes after. */
+    p->at_entry = fn->releases || fn->op == OP_MUNMAP || fn->op == OP_MREMAP;
 }
 
 /* When a record's part happened, its stamp: a release before the
- * function ran, an allocation after it returned.  munmap and mremap release inside the
- * call: their entry, where the agent held back the others (inflight), so
- * that another thread's mmap of the same range comes after. */
+ * function ran, an allocation after it returned. */
 static uint64_t part_time(const struct agent_engine *a, unsigned s)
 {
     const struct agent_rec *r = a->head_rec[s];
-    const struct intercept_fn *fn = a->patches[r->fn].fn;
-    if (fn->releases || (two_parts(fn) && a->head_part[s] == 0) || fn->op == OP_MUNMAP ||
-        fn->op == OP_MREMAP)
+    const struct agent_patch *p = &a->patches[r->fn];
+    if (p->at_entry || (p->two_parts && a->head_part[s] == 0))
         return r->t_entry;
     return r->t_exit;
 }
@@ -194,17 +204,13 @@ static void replay(struct tracee *t, unsigned s)
     }
     uint64_t ret_addr = r->ra;
     uint32_t learn_id = UINT32_MAX;
-    /* the function's own arguments (mi_heap_* take the heap first) */
-    uint64_t args[5] = {0};
-    for (unsigned k = 0; k < 5; k++) {
-        unsigned i = intercept_arg_index(fn, k); /* --alloc-fn's positions too */
-        args[k] = i < 6 ? r->args[i] : 0;
-    }
-    if (intercept_is_heap_fn(fn) && (!two_parts(fn) || a->head_part[s] == 0))
+    if (p->heap_fn && (!p->two_parts || a->head_part[s] == 0))
         allocators_count(&t->allocators, p->alloc_id);
 
     if (fn->releases) {
-        call_record_release(t, th, fn, p->addr, p->alloc_id, regs, args[0], ret_addr);
+        /* (no release takes a leading argument) */
+        uint64_t addr = p->arg_at[0] < 6 ? r->args[p->arg_at[0]] : 0;
+        call_record_release(t, th, fn, p->addr, p->alloc_id, regs, addr, ret_addr);
         if (raw && a->data.use_rows)
             learn_id = capture_stack(t, regs);
     } else {
@@ -214,7 +220,9 @@ static void replay(struct tracee *t, unsigned s)
         c.fn = fn;
         c.tid = th->tid;
         c.alloc_id = p->alloc_id;
-        memcpy(c.args, args, sizeof(c.args));
+        /* the function's own arguments (mi_heap_* take the heap first) */
+        for (unsigned k = 0; k < 5; k++)
+            c.args[k] = p->arg_at[k] < 6 ? r->args[p->arg_at[k]] : 0;
         if (fn->op == OP_STRDUP)
             c.args[0] = r->out; /* the copy's size, measured by the agent */
         if (fn->op == OP_POSIX_MEMALIGN)
@@ -222,19 +230,21 @@ static void replay(struct tracee *t, unsigned s)
         c.orig_ret = ret_addr;
         c.ret_slot = r->rsp;
         enum call_book parts = CALL_BOOK_ALL;
-        if (two_parts(fn) && a->head_part[s] != 0) {
+        if (p->two_parts && a->head_part[s] != 0) {
             /* realloc's new block, at the return's moment */
             c.stack_id = a->head_stack[s];
             parts = CALL_BOOK_ALLOC;
         } else {
             misuse_end_release_chain(th);
-            c.stack_id = capture_stack(t, regs);
+            /* (a bare record's is what capture_stack would give it, without
+             * setting up its stack window) */
+            c.stack_id = r->kind == AGENT_REC_BARE ? t->unsampled_stack : capture_stack(t, regs);
             learn_id = c.stack_id;
-            if (two_parts(fn)) {
+            if (p->two_parts) {
                 /* realloc's release, at the entry's moment */
                 a->head_stack[s] = c.stack_id;
-                if (args[0])
-                    misuse_check_realloc(t, th, fn, args[0], c.stack_id);
+                if (c.args[0])
+                    misuse_check_realloc(t, th, fn, c.args[0], c.stack_id);
                 parts = CALL_BOOK_RELEASE;
             }
         }
@@ -281,6 +291,9 @@ static void prefetch_ahead(struct agent_engine *a, struct heap_books *books, uns
         }
         if (len < sizeof(struct agent_rec))
             return;
+        /* the record's other lines too, written by another CPU */
+        for (uint32_t at = 64; at < sizeof(struct agent_rec); at += 64)
+            __builtin_prefetch(ring + off + at);
         memcpy(&addr, ring + off + offsetof(struct agent_rec, args), sizeof(addr));
         heap_prefetch(books, addr);
         memcpy(&addr, ring + off + offsetof(struct agent_rec, ret), sizeof(addr));
@@ -477,7 +490,7 @@ unsigned agent_drain_before(struct tracee *t, bool force, uint64_t cutoff)
             learn_stack(t, &ctl->slots[s], a->head_rec[s]->rsp);
         }
         replay(t, s);
-        if (two_parts(a->patches[a->head_rec[s]->fn].fn) && a->head_part[s] == 0) {
+        if (a->patches[a->head_rec[s]->fn].two_parts && a->head_part[s] == 0) {
             a->head_part[s] = 1;
             continue;
         }

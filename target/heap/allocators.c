@@ -30,11 +30,6 @@ unsigned allocators_note(struct allocators *a, const char *path, uint64_t start,
     return (unsigned)a->count;
 }
 
-unsigned allocators_heap_of(const struct allocators *a, unsigned id)
-{
-    return id && id <= a->count ? a->v[id - 1].heap_id : 0;
-}
-
 const char *allocators_heap_path(const struct allocators *a, unsigned h)
 {
     for (size_t i = 0; h && i < a->count; i++)

@@ -31,8 +31,12 @@ struct allocators {
 /* The id (1-based, 0 never) of the module mapped at start with path,
  * added when new. */
 unsigned allocators_note(struct allocators *a, const char *path, uint64_t start, bool heap);
-/* The heap id blocks of allocator id carry (0: none). */
-unsigned allocators_heap_of(const struct allocators *a, unsigned id);
+/* The heap id blocks of allocator id carry (0: none).  Inline: asked
+ * twice per call replayed. */
+static inline unsigned allocators_heap_of(const struct allocators *a, unsigned id)
+{
+    return id && id <= a->count ? a->v[id - 1].heap_id : 0;
+}
 /* The path of the allocator with heap id h, or NULL. */
 const char *allocators_heap_path(const struct allocators *a, unsigned h);
 static inline void allocators_count(struct allocators *a, unsigned id)
