@@ -153,6 +153,14 @@ static void load_file_aranges(struct elf_file *f)
     elf_blob_free(&b);
 }
 
+/* Each such address walks every unit (seconds under ASan): MT_LAZY_FALLBACKS
+ * of them, 8 unless told. */
+static size_t fallbacks_max(void)
+{
+    const char *v = getenv("MT_LAZY_FALLBACKS");
+    return v ? (size_t)atol(v) : 8;
+}
+
 /* Inside a function (the whole index has a chain there) that the
  * aranges give to one unit, the units must answer alone.  Elsewhere
  * (padding between units, i386's pc thunks that every unit claims,
@@ -168,7 +176,7 @@ static void compare(struct pair *p, uint64_t addr, size_t *checked, size_t *deci
     uint64_t cu;
     bool inside = line_object_inline_chain(p->whole, addr, 0, fr, 32) > 0 &&
                   aranges_find(&file_aranges, addr, &cu);
-    if (!inside && fallbacks >= 8)
+    if (!inside && fallbacks >= fallbacks_max())
         return;
     CHECK(same_location(p->lazy, p->whole, addr), " file:line differs at 0x%" PRIx64, addr);
     uint64_t lowest = addr - rng() % 256;
@@ -205,7 +213,12 @@ static void check_oracle(const char *path, struct pair *p, const uint64_t *addr,
         char *inlined_at = strstr(fn, " inlined at ");
         if (inlined_at)
             *inlined_at = 0;
-        keep_lazy(p);
+        /* A fresh object near the unit limit; one that had to walk
+         * everything (an address no aranges name: more of those on i386
+         * and armhf) is kept, not walked again for the next one. */
+        size_t units;
+        if (line_object_lazy(p->lazy, &units) && units >= UNIT_INDEX_MAX - 4)
+            keep_lazy(p);
         struct inline_frame fr[32];
         if (line_object_inline_chain(p->lazy, addr[i], 0, fr, 32) == 0)
             continue;
@@ -226,8 +239,10 @@ static void check_oracle(const char *path, struct pair *p, const uint64_t *addr,
  * as the whole walk does, and a lookup after the prefetch indexes no unit
  * more.  A prefetch past UNIT_INDEX_MAX units indexes none. */
 /* The jumps a function makes, from the units of the functions of its name
- * (symbolize.c's way), against the whole index's, for every function name
- * of the debug file's .symtab: the same jumps wherever the units answer. */
+ * (symbolize.c's way), against the whole index's, for function names of
+ * the debug file's .symtab spread over it (MT_LAZY_TAIL that make jumps,
+ * a third as many that make none): the same jumps wherever the units
+ * answer. */
 struct names {
     char **v;
     size_t n, cap;
@@ -263,13 +278,19 @@ static void check_tail_calls(struct pair *p)
 {
     struct names ns = { 0 };
     symtab_each_function(p->lazy_elf, SYMTAB_ALL, add_name, &ns);
-    size_t with_jumps = 0, decided = 0, jumped = 0;
+    size_t want = getenv("MT_LAZY_TAIL") ? (size_t)atol(getenv("MT_LAZY_TAIL")) : 200;
+    if (want < 3)
+        want = 3;
+    size_t with_jumps = 0, without = 0, decided = 0, jumped = 0;
+    size_t stride = ns.n / (want * 8) + 1;
     for (size_t i = 0; i < ns.n; i++) {
         struct inline_tail_call w[16], l[16];
         size_t nw = line_object_tail_calls(p->whole, ns.v[i], w, 16);
-        if (nw == 0 && i % 8)
-            continue; /* most make no jump: an eighth of those is enough */
+        /* most make no jump: a few of those are enough */
+        if (nw ? with_jumps >= want || i % stride : without >= want / 3 || i % (8 * stride))
+            continue;
         with_jumps += nw > 0;
+        without += nw == 0;
         keep_lazy(p);
         uint64_t starts[8];
         size_t nstarts = symtab_function_starts(p->lazy_elf, ns.v[i], starts, 8);
