@@ -70,12 +70,6 @@ static int cmp_range(const void *x, const void *y)
  * needs more is refused the lookup by unit. */
 #define OVERLAP_STEPS_PER_RANGE 64u
 
-static int cmp_span(const void *x, const void *y)
-{
-    const struct arange_span *a = x, *b = y;
-    return (a->lo > b->lo) - (a->lo < b->lo);
-}
-
 /* Every point covered by ranges of two units lies in the intersection of
  * one such pair, and with the ranges sorted by lo the ranges meeting
  * range i are the ones right after it that start before its end: those
@@ -100,15 +94,15 @@ static void find_shared(struct aranges *a)
                 cap = cap ? cap * 2 : 16;
                 a->shared = xreallocarray(a->shared, cap, sizeof(*a->shared));
             }
-            a->shared[a->shared_count++] = (struct arange_span){ q->lo, q->hi < r->hi ? q->hi : r->hi };
+            a->shared[a->shared_count++] = (struct arange){ q->lo, q->hi < r->hi ? q->hi : r->hi, 0 };
         }
     }
     if (!a->shared_count)
         return;
-    qsort(a->shared, a->shared_count, sizeof(*a->shared), cmp_span);
+    qsort(a->shared, a->shared_count, sizeof(*a->shared), cmp_range);
     size_t out = 0;
     for (size_t i = 1; i < a->shared_count; i++) {
-        struct arange_span *last = &a->shared[out];
+        struct arange *last = &a->shared[out];
         if (a->shared[i].lo <= last->hi) {
             if (a->shared[i].hi > last->hi)
                 last->hi = a->shared[i].hi;
@@ -119,16 +113,23 @@ static void find_shared(struct aranges *a)
     a->shared_count = out + 1;
 }
 
-static bool in_shared(const struct aranges *a, uint64_t address)
+/* How many of v (sorted by lo) start at or below address. */
+static size_t starting_by(const struct arange *v, size_t n, uint64_t address)
 {
-    size_t l = 0, u = a->shared_count;
+    size_t l = 0, u = n;
     while (l < u) {
         size_t m = l + (u - l) / 2;
-        if (a->shared[m].lo <= address)
+        if (v[m].lo <= address)
             l = m + 1;
         else
             u = m;
     }
+    return l;
+}
+
+static bool in_shared(const struct aranges *a, uint64_t address)
+{
+    size_t l = starting_by(a->shared, a->shared_count, address);
     return l > 0 && address < a->shared[l - 1].hi;
 }
 
@@ -177,14 +178,7 @@ bool aranges_find(const struct aranges *a, uint64_t address, uint64_t *cu)
         return false;
     /* The last range starting at or below address; outside the shared
      * spans, the only unit that can cover it. */
-    size_t l = 0, u = a->count;
-    while (l < u) {
-        size_t m = l + (u - l) / 2;
-        if (a->ranges[m].lo <= address)
-            l = m + 1;
-        else
-            u = m;
-    }
+    size_t l = starting_by(a->ranges, a->count, address);
     /* Ranges of one unit may nest or repeat: look back while they could
      * still reach address (they are few). */
     for (size_t i = l; i-- > 0;) {

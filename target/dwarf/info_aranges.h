@@ -17,18 +17,15 @@ struct arange {
     uint64_t cu;            /* .debug_info offset of the unit header */
 };
 
-/* Where ranges of two or more units overlap: i386's __x86.get_pc_thunk.*
- * are one copy in the linked object but stay in the aranges of every unit
- * that made one.  An address there could belong to any of them, so only
- * a walk of every unit answers for it; the rest stay one unit's. */
-struct arange_span {
-    uint64_t lo, hi;        /* [lo, hi) */
-};
-
 struct aranges {
     struct arange *ranges;  /* by lo */
     size_t count;
-    struct arange_span *shared; /* by lo, disjoint */
+    /* Where ranges of two or more units overlap (cu 0): i386's
+     * __x86.get_pc_thunk.* are one copy in the linked object but stay in
+     * the aranges of every unit that made one.  An address there could
+     * belong to any of them, so only a walk of every unit answers for it;
+     * the rest stay one unit's.  By lo, disjoint. */
+    struct arange *shared;
     size_t shared_count;
     /* The overlaps were too many to work out (not real debug info): no
      * address can be given to one unit. */
