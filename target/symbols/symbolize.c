@@ -41,11 +41,25 @@ struct cached_chain {
     struct cached_frame *frames;
 };
 
+/* The .symtab starts of the functions tail-call searches asked about
+ * lately, by name: a search asks the same few names for every stack, and
+ * each answer is a scan of the whole table.  Direct-mapped by the name's
+ * number in the interner. */
+#define STARTS_CACHE_SLOTS 64u
+#define STARTS_MAX 8u
+
+struct cached_starts {
+    uint32_t name;      /* interner number + 1; 0: empty slot */
+    size_t n;           /* as symtab_function_starts returns it */
+    uint64_t starts[STARTS_MAX];
+};
+
 struct symbolizer {
     struct debug_object *obj;
     struct line_object *lines;
     bool lines_tried;
     struct cached_chain *chains;    /* CHAIN_CACHE_SLOTS, made on first lookup */
+    struct cached_starts *starts;   /* STARTS_CACHE_SLOTS, made on first search */
     struct interner names;          /* names handed out: they never move */
 };
 
@@ -73,6 +87,7 @@ void symbolizer_free(struct symbolizer *s)
         for (unsigned i = 0; i < CHAIN_CACHE_SLOTS; i++)
             free(s->chains[i].frames);
     free(s->chains);
+    free(s->starts);
     interner_free(&s->names);
     free(s);
 }
@@ -227,9 +242,16 @@ size_t symbolizer_tail_calls(struct symbolizer *s, const char *function, struct 
     /* From the units of the functions of that name when they can tell:
      * else every call site of the object is indexed (libc's: all of its
      * .debug_info inflated and walked, for one stdio frame). */
-    uint64_t starts[8];
-    size_t n = symtab_function_starts(debug_object_dwarf_elf(s->obj), function, starts, 8);
-    size_t k = n <= 8 ? line_object_tail_calls_at(lines, function, starts, n, out, max) : SIZE_MAX;
+    if (!s->starts)
+        s->starts = xcalloc(STARTS_CACHE_SLOTS, sizeof(*s->starts));
+    bool added;
+    uint32_t name = interner_add_string(&s->names, function, &added) + 1;
+    struct cached_starts *c = &s->starts[name % STARTS_CACHE_SLOTS];
+    if (c->name != name) {
+        c->name = name;
+        c->n = symtab_function_starts(debug_object_dwarf_elf(s->obj), function, c->starts, STARTS_MAX);
+    }
+    size_t k = c->n <= STARTS_MAX ? line_object_tail_calls_at(lines, function, c->starts, c->n, out, max) : SIZE_MAX;
     return k != SIZE_MAX ? k : line_object_tail_calls(lines, function, out, max);
 }
 
