@@ -113,7 +113,8 @@ LONGEST=(leak_corpus board_armhf board_aarch64 board_i386 fuzz_short agent_engin
          intercept_allocator_jemalloc intercept_allocator_tcmalloc intercept_exceptions
          engine_valgrind_counts arch_cross_displace ship_deb ship_deb_cross
          intercept_allocator_mimalloc rely_slow_host arch_cross_unwind addr2line_inlines
-         flow_stress agent_ring_order corpus_interpreters corpus_compilers corpus_tools corpus_redis corpus_nginx proc_many_shell)
+         flow_stress agent_ring_order corpus_chromium corpus_interpreters corpus_compilers corpus_tools corpus_redis corpus_nginx
+         proc_many_shell)
 is_longest() {
     local t
     for t in "${LONGEST[@]}"; do [ "$t" = "$1" ] && return 0; done
