@@ -10,7 +10,7 @@
  * instruction.  The caller writes regs back and resumes. */
 void call_on_entry(struct tracee *t, struct thread *th, struct breakpoint *bp, struct arch_regs *regs);
 /* regs at bp (the PC on it): the PC moves past the displaced instruction,
- * nothing recorded (an unfollowed vfork child, vfork_kids.c). */
+ * nothing recorded (an unfollowed vfork child's other traps, vfork_kids.c). */
 void call_skip_breakpoint(const struct breakpoint *bp, struct arch_regs *regs);
 /* th stopped on a return trampoline. */
 void call_on_return(struct tracee *t, struct thread *th, struct arch_regs *regs);

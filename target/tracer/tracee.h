@@ -151,7 +151,8 @@ struct tracee {
     bool attached_mode;      /* -p: detach at the end; else we started it */
     bool shares_vm;          /* a vfork child that has not exec'ed yet */
     struct family *family;   /* every process of the session (NULL: alone) */
-    pid_t *vfork_kids;       /* unfollowed vfork children kept until exec or exit (vfork_kids.h) */
+    struct thread **vfork_kids; /* unfollowed vfork children kept until exec or exit (vfork_kids.h),
+                                   each with its own calls: not in threads */
     unsigned nvfork_kids, vfork_kids_cap;
     char *program;
     struct target_mem mem;

@@ -2,10 +2,13 @@
  * exit, as the kernel keeps a forked task's uprobes: such a child runs in
  * its parent's memory, so the parent's breakpoints are in its way (exit()
  * under -a, any intercepted call under the breakpoint engine).  Detached,
- * it died of SIGTRAP at the first one.  Kept, each of its breakpoint stops
- * moves it past the displaced instruction, as its parent's would, and
- * nothing is recorded.  Its exec (a new image: none of our traps) or its
- * exit lets it go.  A process it makes meanwhile is kept the same way. */
+ * it died of SIGTRAP at the first one.  Kept, its heap calls are booked in
+ * its parent's books (the heap is the parent's: what it mallocs the parent
+ * may free), each with a struct thread of its own outside the parent's
+ * table; its other breakpoint stops move it past the displaced instruction,
+ * as its parent's would, recording nothing.  Its exec (a new image: none
+ * of our traps) or its exit lets it go.  A process it makes meanwhile is
+ * kept the same way. */
 #ifndef MT_TRACER_VFORK_KIDS_H
 #define MT_TRACER_VFORK_KIDS_H
 
