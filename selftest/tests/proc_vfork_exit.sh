@@ -7,8 +7,9 @@
 # with and without -a.  The parent's own blocks are still counted.
 # Debian's dash runs `sh -c 'cat FILE'` in a vfork child, which mallocs in
 # the shared heap before its exec, and the parent frees that block: the
-# child's heap calls are the parent's, under either engine (the breakpoint
-# engine reported the parent's free as an invalid one).  valgrind, which
+# child's heap calls are the parent's, under either engine, with and
+# without -f (the breakpoint engine reported the parent's free as an
+# invalid one).  valgrind, which
 # makes a vfork a fork, reports no error; both engines count the same.
 set -u
 . "$MT_ROOT/selftest/tests/lib.bash"
@@ -36,14 +37,17 @@ PY
     echo "memtrace ${flags:-(no -a)}: 3 runs, output and statuses as untraced (${MEMTRACE_ENGINE:-default} engine)"
 done
 
-for e in agent ptrace; do
-    "$MEMTRACE" -q --engine=$e -j -o "dash_$e.json" sh -c "cat $MT_TMP/untraced.out" >dash.out 2>"dash_$e.err" ||
-        fail "memtrace --engine=$e sh -c cat: $(tail -n 2 "dash_$e.err")"
-    cmp -s dash.out untraced.out || fail "sh -c cat printed other than the file under the $e engine"
-    grep -q 'Invalid\|Mismatched' "dash_$e.err" && fail "$e engine: misuse errors on dash: $(head -n 3 "dash_$e.err")"
-done
 valgrind -q --error-exitcode=99 sh -c "cat $MT_TMP/untraced.out" >/dev/null 2>vg.err || fail "valgrind reports errors in dash: $(head -n 3 vg.err)"
-a=$(memtrace_json_figures dash_agent.json) && p=$(memtrace_json_figures dash_ptrace.json) || fail "no figures"
-[ "$a" = "$p" ] || fail "dash's figures differ between the engines: agent $a, ptrace $p"
-echo "sh -c cat (dash's vfork child): no misuse error (valgrind: none), both engines $a"
+for f in "" -f; do
+    for e in agent ptrace; do
+        "$MEMTRACE" -q $f --engine=$e -j -o "dash_$e$f.json" sh -c "cat $MT_TMP/untraced.out" >dash.out 2>"dash_$e.err" ||
+            fail "memtrace $f --engine=$e sh -c cat: $(tail -n 2 "dash_$e.err")"
+        cmp -s dash.out untraced.out || fail "sh -c cat printed other than the file: memtrace $f --engine=$e"
+        grep -q 'Invalid\|Mismatched' "dash_$e.err" &&
+            fail "memtrace $f --engine=$e: misuse errors on dash: $(head -n 3 "dash_$e.err")"
+    done
+    a=$(memtrace_json_figures "dash_agent$f.json") && p=$(memtrace_json_figures "dash_ptrace$f.json") || fail "no figures"
+    [ "$a" = "$p" ] || fail "memtrace $f: dash's figures differ between the engines: agent $a, ptrace $p"
+    echo "sh -c cat (dash's vfork child) ${f:-without -f}: no misuse error (valgrind: none), both engines $a"
+done
 exit 0

@@ -27,6 +27,7 @@
 #include "target/tracer/return_sites.h"
 #include "target/tracer/guardian.h"
 #include "target/tracer/thread_signals.h"
+#include "target/tracer/family.h"
 #include "target/tracer/vfork_kids.h"
 
 static void resume(struct thread *th, int sig)
@@ -65,6 +66,27 @@ struct tracee *tracee_create(pid_t pid, const struct tracer_options *opts, struc
 
 /* --- stops ---------------------------------------------------------------- */
 
+/* Whose books a call of t's belongs in: a followed vfork child, until its
+ * exec, allocates from its parent's heap (what it mallocs its parent may
+ * free: dash does), so its calls are its parent's, as the agent's records
+ * of such a child are (vfork_kids.h does the same for an unfollowed one).
+ * Its exit() is its own (-a: its scan). */
+static struct tracee *books_owner(struct tracee *t, const struct intercept_fn *fn)
+{
+    if (!t->shares_vm || !t->family || (fn && fn->op == OP_EXIT))
+        return t;
+    struct tracee *parent = family_owner(t->family, t->ppid);
+    return parent && !tracer_finished(parent) ? parent : t;
+}
+
+/* A return trampoline or stub at `at`: t's own, or (a vfork child's call
+ * booked by its parent) one its parent's books made in the shared memory. */
+static bool is_return_catch(struct tracee *t, uint64_t at)
+{
+    struct tracee *owner = books_owner(t, NULL);
+    return scratch_is_trampoline(t, at) || (owner != t && scratch_is_trampoline(owner, at));
+}
+
 static void handle_trap(struct tracee *t, struct thread *th)
 {
     struct arch_regs was, regs;
@@ -72,8 +94,8 @@ static void handle_trap(struct tracee *t, struct thread *th)
         return;
     regs = was;
     uint64_t at = arch_breakpoint_addr_from_pc(arch_pc(&regs));
-    if (scratch_is_trampoline(t, at)) {
-        call_on_return(t, th, &regs);
+    if (is_return_catch(t, at)) {
+        call_on_return(books_owner(t, NULL), th, &regs);
     } else {
         struct breakpoint *bp = bp_find(t, at);
         if (!bp || !bp->inserted) {
@@ -82,7 +104,7 @@ static void handle_trap(struct tracee *t, struct thread *th)
         }
         arch_set_pc(&regs, at);
         if (bp->fn) {
-            call_on_entry(t, th, bp, &regs);
+            call_on_entry(books_owner(t, bp->fn), th, bp, &regs);
         } else if (bp->client_request) {
             client_request_trap(t, th, bp, &regs);
         } else {
@@ -352,8 +374,8 @@ static void settle_thread(struct tracee *t, struct thread *th, void *ctx)
             struct arch_regs regs;
             if (arch_get_regs(th->tid, &regs) == 0) {
                 uint64_t at = arch_breakpoint_addr_from_pc(arch_pc(&regs));
-                if (scratch_is_trampoline(t, at)) {
-                    call_on_return(t, th, &regs);
+                if (is_return_catch(t, at)) {
+                    call_on_return(books_owner(t, NULL), th, &regs);
                     set_regs_or_warn(th, &regs);
                 } else if (bp_find(t, at)) {
                     /* Re-run the original instruction once it is back. */
